@@ -1,0 +1,50 @@
+package dev.claimq.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+
+/** Every claimq knob, typed. Each one is also settable as an env var, e.g. CLAIMQ_LEASE_DEFAULT. */
+@ConfigMapping(prefix = "claimq")
+public interface ClaimqConfig {
+
+  /** The PostgreSQL schema that holds claimq's tables, so claimq can share a database. */
+  @WithDefault("claimq")
+  String schema();
+
+  Lease lease();
+
+  Retry retry();
+
+  Reaper reaper();
+
+  interface Lease {
+    /** How long a claim lasts when the worker does not say. */
+    @WithDefault("60s")
+    Duration defaultDuration();
+  }
+
+  interface Retry {
+    /** Attempts an item gets when the agent does not say. */
+    @WithDefault("5")
+    int defaultMaxAttempts();
+
+    /** Delay before the first retry; it doubles on each further attempt. */
+    @WithDefault("10s")
+    Duration backoffBase();
+
+    /** The longest delay between two attempts. */
+    @WithDefault("1h")
+    Duration backoffCap();
+  }
+
+  interface Reaper {
+    /** How often expired leases are looked for; an expired claim is released within this. */
+    @WithDefault("1s")
+    String interval();
+
+    /** The most expired claims released by one statement. */
+    @WithDefault("500")
+    int batchSize();
+  }
+}

@@ -1,0 +1,36 @@
+package dev.claimq.queue;
+
+import java.time.Duration;
+import java.util.random.RandomGenerator;
+
+/**
+ * Exponential backoff with jitter: the n-th retry waits between half and all of {@code base *
+ * 2^(n-1)}, never more than {@code cap}. The jitter spreads retries of items that failed together
+ * (a provider outage) so they do not all come back at once.
+ */
+public record Backoff(Duration base, Duration cap) {
+
+  public Backoff {
+    if (base.toSeconds() < 1 || cap.compareTo(base) < 0) {
+      throw new IllegalArgumentException(
+          "backoff needs 1s <= base <= cap, got " + base + ", " + cap);
+    }
+  }
+
+  /** Seconds to wait after the given attempt (1 = the first claim) failed. */
+  public long delaySeconds(int attempt, RandomGenerator random) {
+    long ceiling = ceilingSeconds(attempt);
+    long floor = ceiling / 2;
+    return floor + random.nextLong(ceiling - floor + 1);
+  }
+
+  /** The most the given attempt's delay can be, before jitter. */
+  long ceilingSeconds(int attempt) {
+    long capSeconds = cap.toSeconds();
+    long delay = base.toSeconds();
+    for (int i = 1; i < attempt && delay < capSeconds; i++) {
+      delay *= 2;
+    }
+    return Math.min(delay, capSeconds);
+  }
+}
