@@ -1,0 +1,19 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import dev.claimq.queue.WorkService;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/** The answer to a won claim: the item, plus the token only its holder ever sees. */
+@Schema(name = "ClaimedItem", description = "An item this worker now holds, with its claim token.")
+public record ClaimedItemView(
+    @JsonUnwrapped ItemView item,
+    @Schema(
+            description =
+                "Proof of this claim: send it with heartbeat, complete and fail. Shown only here.")
+        String claimToken) {
+
+  static ClaimedItemView of(WorkService.Claim claim) {
+    return new ClaimedItemView(ItemView.of(claim.item()), claim.token());
+  }
+}

@@ -1,0 +1,61 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.annotation.JsonRawValue;
+import dev.claimq.queue.Item;
+import dev.claimq.queue.ItemState;
+import java.time.Instant;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/** An item as every response shows it. The claim token is never part of it. */
+@Schema(name = "Item", description = "One piece of work and where it is in its life.")
+public record ItemView(
+    @Schema(description = "Opaque id.", examples = "4711") String id,
+    @Schema(examples = "emails") String queue,
+    @Schema(
+            description = "The agent's key for this piece of work, unique in its queue.",
+            examples = "welcome-email/user-42")
+        String dedupeKey,
+    ItemState state,
+    @Schema(
+            ref = "JsonValue",
+            description = "The agent's JSON value, as stored.",
+            examples = "{\"to\":\"ada@example.com\",\"template\":\"welcome\"}")
+        @JsonRawValue
+        String payload,
+    @Schema(description = "Higher is claimed first.") int priority,
+    @Schema(description = "Claims so far (reset by an operator's retry).") int attempts,
+    int maxAttempts,
+    @Schema(description = "Not claimable before this time.") Instant runAt,
+    @Schema(
+            description =
+                "Pass this to the downstream provider as its idempotency key. It never changes,"
+                    + " so a send repeated after a crash is recognised as the same send.")
+        String idempotencyKey,
+    @Schema(description = "The worker that claimed it last.") String claimedBy,
+    @Schema(description = "While sending: when the claim runs out unless heartbeated.")
+        Instant leaseExpiresAt,
+    @Schema(description = "What the provider returned for the completed send.") String externalRef,
+    @Schema(description = "The last failure reason, secrets redacted.") String lastError,
+    Instant createdAt,
+    Instant updatedAt) {
+
+  static ItemView of(Item item) {
+    return new ItemView(
+        Long.toString(item.id),
+        item.queue,
+        item.dedupeKey,
+        item.state,
+        item.payload,
+        item.priority,
+        item.attempts,
+        item.maxAttempts,
+        item.runAt,
+        item.idempotencyKey,
+        item.claimedBy,
+        item.leaseExpiresAt,
+        item.externalRef,
+        item.lastError,
+        item.createdAt,
+        item.updatedAt);
+  }
+}

@@ -1,0 +1,271 @@
+package dev.claimq.api;
+
+import dev.claimq.queue.OperatorService;
+import dev.claimq.queue.WorkService;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+import org.jboss.resteasy.reactive.RestResponse;
+
+/** One item: workers claim and finish it, operators inspect, retry or cancel it. */
+@Path("/v1/items")
+@Produces(MediaType.APPLICATION_JSON)
+public class ItemsResource {
+  private static final int DEFAULT_PAGE = 50;
+  private static final int MAX_PAGE = 500;
+
+  private final WorkService work;
+  private final OperatorService operators;
+
+  ItemsResource(WorkService work, OperatorService operators) {
+    this.work = work;
+    this.operators = operators;
+  }
+
+  @GET
+  @Tag(name = "operators")
+  @Operation(
+      summary = "Browse items, newest first",
+      description = "Filter by queue and/or state; follow nextCursor for older items.")
+  @APIResponse(
+      responseCode = "200",
+      description = "A page of items.",
+      content = @Content(schema = @Schema(implementation = Views.ItemPage.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.ItemPage list(
+      @Parameter(description = "Only this queue.") @QueryParam("queue") String queue,
+      @Parameter(
+              description = "Only items in this state.",
+              schema =
+                  @Schema(
+                      type = SchemaType.STRING,
+                      enumeration = {"pending", "sending", "done", "failed", "cancelled"}))
+          @QueryParam("state")
+          String state,
+      @Parameter(
+              description = "Items per page, 1 to 500.",
+              schema = @Schema(type = SchemaType.INTEGER, defaultValue = "50"))
+          @QueryParam("limit")
+          String limit,
+      @Parameter(description = "nextCursor of the previous page.") @QueryParam("cursor")
+          String cursor) {
+    var page =
+        operators.list(
+            queue == null ? null : Params.queue(queue),
+            Params.state(state),
+            Params.beforeId(cursor),
+            Params.limit(limit, DEFAULT_PAGE, MAX_PAGE));
+    return new Views.ItemPage(
+        page.items().stream().map(ItemView::of).toList(),
+        page.nextBeforeId() == null ? null : Params.cursor(page.nextBeforeId()));
+  }
+
+  @GET
+  @Path("/{id}")
+  @Tag(name = "operators")
+  @Operation(summary = "Get one item")
+  @APIResponse(
+      responseCode = "200",
+      description = "The item.",
+      content =
+          @Content(
+              schema = @Schema(implementation = ItemView.class),
+              examples = @ExampleObject(name = "item", value = ApiExamples.ITEM_DONE)))
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  public ItemView get(@PathParam("id") String id) {
+    return ItemView.of(operators.get(Params.itemId(id)));
+  }
+
+  @GET
+  @Path("/{id}/attempts")
+  @Tag(name = "operators")
+  @Operation(
+      summary = "An item's history: one entry per claim",
+      description = "Who claimed it, when, and how each claim ended, oldest first.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The attempts, oldest first.",
+      content =
+          @Content(
+              schema = @Schema(implementation = Views.AttemptList.class),
+              examples = @ExampleObject(name = "a retry, then done", value = ApiExamples.ATTEMPTS)))
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  public Views.AttemptList attempts(@PathParam("id") String id) {
+    return new Views.AttemptList(
+        operators.attempts(Params.itemId(id)).stream().map(Views.AttemptView::of).toList());
+  }
+
+  @POST
+  @Path("/{id}/claim")
+  @Tag(name = "workers")
+  @Operation(
+      summary = "Claim this item",
+      description =
+          "Moves the item from pending to sending if it is pending and due, in one conditional"
+              + " statement. Of any number of concurrent claims, exactly one gets 200; the others"
+              + " get 204, which is not an error: another worker has it, so move on.")
+  @RequestBody(
+      required = false,
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Claim.class),
+              examples = @ExampleObject(name = "claim", value = ApiExamples.CLAIM)))
+  @APIResponse(
+      responseCode = "200",
+      description = "Claimed: this worker now holds the item until its lease ends.",
+      content =
+          @Content(
+              schema = @Schema(implementation = ClaimedItemView.class),
+              examples = @ExampleObject(name = "claimed", value = ApiExamples.ITEM_CLAIMED)))
+  @APIResponse(
+      responseCode = "204",
+      description =
+          "Not claimed, and nothing to worry about: another worker holds it, it is finished, or"
+              + " it is not due yet.")
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  public RestResponse<ClaimedItemView> claim(
+      @PathParam("id") String id, @Valid Requests.Claim body) {
+    long itemId = Params.itemId(id);
+    Requests.Claim claim = body == null ? new Requests.Claim(null, null) : body;
+    return work.claim(itemId, claim.worker(), claim.leaseSeconds())
+        .map(ClaimedItemView::of)
+        .map(RestResponse::ok)
+        .orElseGet(RestResponse::noContent);
+  }
+
+  @POST
+  @Path("/{id}/complete")
+  @Tag(name = "workers")
+  @Operation(
+      summary = "Complete a claimed item",
+      description =
+          "Marks the item done and records the provider's reference. Only the current claim can"
+              + " complete it; repeating an accepted complete answers the same item again.")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Complete.class),
+              examples = @ExampleObject(name = "complete", value = ApiExamples.COMPLETE)))
+  @APIResponse(
+      responseCode = "200",
+      description = "Done.",
+      content =
+          @Content(
+              schema = @Schema(implementation = ItemView.class),
+              examples = @ExampleObject(name = "done", value = ApiExamples.ITEM_DONE)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StaleClaim")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView complete(@PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
+    return ItemView.of(work.complete(Params.itemId(id), body.claimToken(), body.externalRef()));
+  }
+
+  @POST
+  @Path("/{id}/fail")
+  @Tag(name = "workers")
+  @Operation(
+      summary = "Report a failed attempt",
+      description =
+          "Retryable failures go back to pending after an exponential backoff with jitter (or"
+              + " the provider's retryAfterSeconds) while attempts remain; otherwise the item"
+              + " stays failed for an operator. The reason is stored with secrets redacted.")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Fail.class),
+              examples = @ExampleObject(name = "fail", value = ApiExamples.FAIL)))
+  @APIResponse(
+      responseCode = "200",
+      description = "Recorded: the item is pending again (with a later runAt) or failed.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StaleClaim")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
+    return ItemView.of(
+        work.fail(
+            Params.itemId(id),
+            body.claimToken(),
+            body.error(),
+            body.retryable() == null || body.retryable(),
+            body.retryAfterSeconds()));
+  }
+
+  @POST
+  @Path("/{id}/heartbeat")
+  @Tag(name = "workers")
+  @Operation(
+      summary = "Extend a claim's lease",
+      description =
+          "For long work: heartbeat at about a third of the lease so the claim is not released.")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Heartbeat.class),
+              examples = @ExampleObject(name = "heartbeat", value = ApiExamples.HEARTBEAT)))
+  @APIResponse(
+      responseCode = "200",
+      description = "The item with its new leaseExpiresAt.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StaleClaim")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView heartbeat(@PathParam("id") String id, @Valid @NotNull Requests.Heartbeat body) {
+    return ItemView.of(work.heartbeat(Params.itemId(id), body.claimToken(), body.leaseSeconds()));
+  }
+
+  @POST
+  @Path("/{id}/retry")
+  @Tag(name = "operators")
+  @Operation(
+      summary = "Retry a failed or cancelled item",
+      description =
+          "Back to pending, due now, with attempts reset to 0. Its history and idempotency key"
+              + " are kept. No body.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Pending again.",
+      content =
+          @Content(
+              schema = @Schema(implementation = ItemView.class),
+              examples = @ExampleObject(name = "pending", value = ApiExamples.ITEM_PENDING)))
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StateConflict")
+  public ItemView retry(@PathParam("id") String id) {
+    return ItemView.of(operators.retry(Params.itemId(id)));
+  }
+
+  @POST
+  @Path("/{id}/cancel")
+  @Tag(name = "operators")
+  @Operation(summary = "Cancel a pending or failed item", description = "No body.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Cancelled.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StateConflict")
+  public ItemView cancel(@PathParam("id") String id) {
+    return ItemView.of(operators.cancel(Params.itemId(id)));
+  }
+}

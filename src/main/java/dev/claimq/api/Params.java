@@ -1,0 +1,123 @@
+package dev.claimq.api;
+
+import dev.claimq.queue.ItemNotFoundException;
+import dev.claimq.queue.ItemState;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/** Parsing of path and query parameters, with answers a client can act on. */
+final class Params {
+  static final String QUEUE_NAME = "^[a-z0-9][a-z0-9._-]{0,63}$";
+  static final String QUEUE_NAME_RULE =
+      "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit";
+  private static final Pattern QUEUE = Pattern.compile(QUEUE_NAME);
+  private static final Pattern ID = Pattern.compile("^[1-9][0-9]{0,17}$");
+  private static final String CURSOR_PREFIX = "before:";
+
+  private Params() {}
+
+  static String queue(String name) {
+    if (name == null || !QUEUE.matcher(name).matches()) {
+      throw new BadRequestException(
+          "queue", "Queue name '" + shorten(name) + "' " + QUEUE_NAME_RULE + ".");
+    }
+    return name;
+  }
+
+  /** Item ids are opaque to clients: anything that is not one of ours names no item. */
+  static long itemId(String id) {
+    if (id == null || !ID.matcher(id).matches()) {
+      throw new ItemNotFoundException(shorten(id));
+    }
+    return Long.parseLong(id);
+  }
+
+  static ItemState state(String name) {
+    if (name == null) {
+      return null;
+    }
+    ItemState state = ItemState.fromWireName(name);
+    if (state == null) {
+      String valid =
+          Arrays.stream(ItemState.values())
+              .map(ItemState::wireName)
+              .collect(Collectors.joining(", "));
+      throw new BadRequestException(
+          "state", "State '" + shorten(name) + "' is not one of: " + valid + ".");
+    }
+    return state;
+  }
+
+  static int limit(String value, int defaultLimit, int maxLimit) {
+    if (value == null) {
+      return defaultLimit;
+    }
+    try {
+      int limit = Integer.parseInt(value);
+      if (limit >= 1 && limit <= maxLimit) {
+        return limit;
+      }
+    } catch (NumberFormatException notANumber) {
+      // answered below
+    }
+    throw new BadRequestException(
+        "limit",
+        "limit must be a whole number from 1 to " + maxLimit + ", got '" + shorten(value) + "'.");
+  }
+
+  /** An RFC 3339 timestamp with an offset (Z or +01:00); null for none. */
+  static Instant timestamp(String field, String value) {
+    if (value == null) {
+      return null;
+    }
+    try {
+      return OffsetDateTime.parse(value).toInstant();
+    } catch (DateTimeParseException e) {
+      throw new BadRequestException(
+          field,
+          field
+              + " must be an RFC 3339 timestamp with an offset, such as 2026-11-30T09:00:00Z; got '"
+              + shorten(value)
+              + "'.");
+    }
+  }
+
+  static String cursor(long beforeId) {
+    return Base64.getUrlEncoder()
+        .withoutPadding()
+        .encodeToString((CURSOR_PREFIX + beforeId).getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The id a cursor points below; null for no cursor. */
+  static Long beforeId(String cursor) {
+    if (cursor == null) {
+      return null;
+    }
+    try {
+      String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+      if (decoded.startsWith(CURSOR_PREFIX)) {
+        String id = decoded.substring(CURSOR_PREFIX.length());
+        if (ID.matcher(id).matches()) {
+          return Long.parseLong(id);
+        }
+      }
+    } catch (IllegalArgumentException notBase64) {
+      // answered below
+    }
+    throw new BadRequestException(
+        "cursor", "cursor is not one this service issued: pass nextCursor from a previous page.");
+  }
+
+  private static String shorten(String value) {
+    if (value == null) {
+      return "";
+    }
+    return value.length() <= 80 ? value : value.substring(0, 80) + "…";
+  }
+}

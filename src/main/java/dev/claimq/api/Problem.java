@@ -1,0 +1,28 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/** An RFC 9457 problem detail: the body of every error response. */
+@Schema(name = "Problem", description = "RFC 9457 problem details.")
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record Problem(
+    @Schema(
+            description = "Identifies the kind of problem.",
+            examples = "https://claimq.dev/problems/stale-claim")
+        String type,
+    @Schema(examples = "Stale claim") String title,
+    @Schema(examples = "409") int status,
+    @Schema(description = "What went wrong with this request, and what to do about it.")
+        String detail,
+    @Schema(description = "Each invalid field of a 400, when the request had any.")
+        List<FieldError> errors) {
+
+  public static final String MEDIA_TYPE = "application/problem+json";
+
+  @Schema(name = "FieldError")
+  public record FieldError(
+      @Schema(examples = "dedupeKey") String field,
+      @Schema(examples = "size must be between 1 and 200") String message) {}
+}

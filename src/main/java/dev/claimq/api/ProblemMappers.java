@@ -1,0 +1,224 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import dev.claimq.queue.DedupeConflictException;
+import dev.claimq.queue.ItemNotFoundException;
+import dev.claimq.queue.StaleClaimException;
+import dev.claimq.queue.StateConflictException;
+import jakarta.validation.ConstraintViolation;
+import jakarta.validation.ConstraintViolationException;
+import jakarta.validation.Path;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Response;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+import org.hibernate.exception.JDBCConnectionException;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.RestResponse;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+/**
+ * Every error leaves the service as RFC 9457 problem+json, from here. Expected client errors are
+ * logged at DEBUG; only the unexpected is logged loudly, and never echoed to the client.
+ */
+public class ProblemMappers {
+  private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+  static final String TYPE_BASE = "https://claimq.dev/problems/";
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> itemNotFound(ItemNotFoundException e) {
+    return problem(404, "item-not-found", "Item not found", e.getMessage(), null);
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> staleClaim(StaleClaimException e) {
+    return problem(409, "stale-claim", "Stale claim", e.getMessage(), null);
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> stateConflict(StateConflictException e) {
+    return problem(409, "state-conflict", "Not allowed in this state", e.getMessage(), null);
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> dedupeConflict(DedupeConflictException e) {
+    return problem(422, "dedupe-key-reused", "Dedupe key reused", e.getMessage(), null);
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> badParameter(BadRequestException e) {
+    return problem(
+        400,
+        "invalid-request",
+        "Invalid request",
+        e.getMessage(),
+        List.of(new Problem.FieldError(e.field, e.getMessage())));
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> invalid(ConstraintViolationException e) {
+    List<Problem.FieldError> errors =
+        e.getConstraintViolations().stream()
+            .map(v -> new Problem.FieldError(fieldName(v), v.getMessage()))
+            .sorted(Comparator.comparing(Problem.FieldError::field))
+            .toList();
+    String detail =
+        errors.stream()
+            .map(error -> error.field() + " " + error.message())
+            .collect(Collectors.joining("; ", "The request is invalid: ", "."));
+    return problem(400, "invalid-request", "Invalid request", detail, errors);
+  }
+
+  @ServerExceptionMapper({
+    JsonProcessingException.class,
+    JsonParseException.class,
+    JsonMappingException.class,
+    MismatchedInputException.class,
+    InvalidFormatException.class,
+    UnrecognizedPropertyException.class
+  })
+  public RestResponse<Problem> unreadableBody(JsonProcessingException e) {
+    return malformed(describeJsonError(e));
+  }
+
+  private static String describeJsonError(JsonProcessingException e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof JsonParseException syntax) {
+        e = syntax; // broken JSON: where it broke is the useful answer
+        break;
+      }
+    }
+    if (e instanceof UnrecognizedPropertyException unknown) {
+      return "Unknown field '"
+          + unknown.getPropertyName()
+          + "'"
+          + at(unknown)
+          + ": check its spelling.";
+    }
+    if (e instanceof MismatchedInputException mismatch && mismatch.getTargetType() != null) {
+      String expected = describe(mismatch.getTargetType());
+      return jsonPath(mismatch).isEmpty()
+          ? "The body must be " + expected + "."
+          : "The value of '" + jsonPath(mismatch) + "' must be " + expected + ".";
+    }
+    if (e instanceof JsonMappingException mapping && !jsonPath(mapping).isEmpty()) {
+      return "The value of '" + jsonPath(mapping) + "' cannot be read.";
+    }
+    if (e instanceof JsonParseException && e.getLocation() != null) {
+      return "The body is not valid JSON (line "
+          + e.getLocation().getLineNr()
+          + ", column "
+          + e.getLocation().getColumnNr()
+          + ").";
+    }
+    return "The body is not valid JSON.";
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> http(WebApplicationException e) {
+    if (e.getCause() instanceof JsonProcessingException json) {
+      return unreadableBody(json); // Quarkus REST wraps some reading errors in a plain 400
+    }
+    Response response = e.getResponse();
+    int status = response.getStatus();
+    if (status >= 500) {
+      return unexpected(e);
+    }
+    String reason = response.getStatusInfo().getReasonPhrase();
+    String detail =
+        switch (status) {
+          case 404 -> "There is no such resource; see /q/swagger-ui for the API.";
+          case 405 -> "This resource does not accept that method; see /q/swagger-ui for the API.";
+          case 406 -> "This resource answers application/json only.";
+          case 415 -> "Send the body as application/json.";
+          default -> reason + ".";
+        };
+    return problem(status, "about:blank", reason, detail, null);
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> databaseUnavailable(JDBCConnectionException e) {
+    LOG.warnf("database unavailable: %s", e.getMessage());
+    return problem(
+        503,
+        "database-unavailable",
+        "Database unavailable",
+        "The queue's database cannot be reached right now; retry shortly.",
+        null);
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> unexpected(Throwable e) {
+    LOG.error("unexpected error", e);
+    return problem(
+        500,
+        "internal-error",
+        "Internal error",
+        "The service failed to handle this request; it has been logged.",
+        null);
+  }
+
+  private static RestResponse<Problem> malformed(String detail) {
+    return problem(400, "malformed-request", "Malformed request body", detail, null);
+  }
+
+  static RestResponse<Problem> problem(
+      int status, String slug, String title, String detail, List<Problem.FieldError> errors) {
+    if (status < 500) {
+      LOG.debugf("%d %s: %s", status, title, detail);
+    }
+    String type = "about:blank".equals(slug) ? slug : TYPE_BASE + slug;
+    return RestResponse.ResponseBuilder.<Problem>create(status)
+        .entity(new Problem(type, title, status, detail, errors))
+        .type(Problem.MEDIA_TYPE)
+        .build();
+  }
+
+  /** A constraint's field as the client named it: the last node of the path, e.g. dedupeKey. */
+  private static String fieldName(ConstraintViolation<?> violation) {
+    List<Path.Node> nodes =
+        StreamSupport.stream(violation.getPropertyPath().spliterator(), false).toList();
+    Path.Node last = nodes.get(nodes.size() - 1);
+    // A missing body is reported on the method parameter itself.
+    return last.getKind() == jakarta.validation.ElementKind.PARAMETER ? "body" : last.getName();
+  }
+
+  private static String at(JsonMappingException e) {
+    String path = jsonPath(e);
+    int dot = path.lastIndexOf('.');
+    return dot < 0 ? "" : " in '" + path.substring(0, dot) + "'";
+  }
+
+  private static String jsonPath(JsonMappingException e) {
+    return e.getPath().stream()
+        .map(ref -> ref.getFieldName() != null ? ref.getFieldName() : "[" + ref.getIndex() + "]")
+        .collect(Collectors.joining("."));
+  }
+
+  /** A target type in JSON words, never a Java class name. */
+  private static String describe(Class<?> type) {
+    if (type == null) {
+      return "this field";
+    }
+    if (type == Integer.class || type == int.class || type == Long.class || type == long.class) {
+      return "a whole number";
+    }
+    if (type == Boolean.class || type == boolean.class) {
+      return "true or false";
+    }
+    if (type == String.class) {
+      return "a string";
+    }
+    if (type.isRecord()) {
+      return "a JSON object";
+    }
+    return "of another type";
+  }
+}

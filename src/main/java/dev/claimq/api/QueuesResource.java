@@ -1,0 +1,155 @@
+package dev.claimq.api;
+
+import dev.claimq.queue.EnqueueService;
+import dev.claimq.queue.NewItem;
+import dev.claimq.queue.OperatorService;
+import dev.claimq.queue.WorkService;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.net.URI;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+import org.jboss.resteasy.reactive.RestResponse;
+
+/** Queue-level operations: agents enqueue, workers claim the next item, operators see health. */
+@Path("/v1/queues")
+@Produces(MediaType.APPLICATION_JSON)
+public class QueuesResource {
+  static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+  private final EnqueueService enqueuer;
+  private final WorkService work;
+  private final OperatorService operators;
+
+  QueuesResource(EnqueueService enqueuer, WorkService work, OperatorService operators) {
+    this.enqueuer = enqueuer;
+    this.work = work;
+    this.operators = operators;
+  }
+
+  @POST
+  @Path("/{queue}/items")
+  @Tag(name = "agents")
+  @Operation(
+      summary = "Enqueue an item, once per dedupe key",
+      description =
+          "Creates the item unless the queue already has one with this dedupe key. Enqueueing the"
+              + " same work again (same key, equal payload) answers the existing item; reusing"
+              + " a key for a different payload is refused.")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Enqueue.class),
+              examples = @ExampleObject(name = "welcome email", value = ApiExamples.ENQUEUE)))
+  @APIResponse(
+      responseCode = "201",
+      description = "Created.",
+      headers = @Header(name = "Location", description = "/v1/items/{id} of the new item"),
+      content =
+          @Content(
+              schema = @Schema(implementation = ItemView.class),
+              examples = @ExampleObject(name = "new item", value = ApiExamples.ITEM_PENDING)))
+  @APIResponse(
+      responseCode = "200",
+      description = "The same work was enqueued before: the existing item, unchanged.",
+      headers =
+          @Header(
+              name = REPLAYED_HEADER,
+              description = "true",
+              schema = @Schema(implementation = Boolean.class)),
+      content =
+          @Content(
+              schema = @Schema(implementation = ItemView.class),
+              examples = @ExampleObject(name = "existing item", value = ApiExamples.ITEM_PENDING)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "422", ref = "DedupeConflict")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public RestResponse<ItemView> enqueue(
+      @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
+          String queue,
+      @Valid @NotNull Requests.Enqueue body) {
+    var enqueued =
+        enqueuer.enqueue(
+            new NewItem(
+                Params.queue(queue),
+                body.dedupeKey(),
+                body.payload().toString(),
+                body.priority(),
+                body.maxAttempts(),
+                Params.timestamp("runAt", body.runAt())));
+    ItemView item = ItemView.of(enqueued.item());
+    if (enqueued.created()) {
+      return RestResponse.ResponseBuilder.<ItemView>created(URI.create("/v1/items/" + item.id()))
+          .entity(item)
+          .build();
+    }
+    return RestResponse.ResponseBuilder.ok(item).header(REPLAYED_HEADER, "true").build();
+  }
+
+  @POST
+  @Path("/{queue}/claim")
+  @Tag(name = "workers")
+  @Operation(
+      summary = "Claim the queue's next due item",
+      description =
+          "Moves the next due pending item (highest priority, then oldest runAt, then oldest) to"
+              + " sending in one statement and returns it with a claim token. Concurrent workers"
+              + " never receive the same item. The body is optional.")
+  @RequestBody(
+      required = false,
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Claim.class),
+              examples = @ExampleObject(name = "claim", value = ApiExamples.CLAIM)))
+  @APIResponse(
+      responseCode = "200",
+      description = "Claimed: this worker now holds the item until its lease ends.",
+      content =
+          @Content(
+              schema = @Schema(implementation = ClaimedItemView.class),
+              examples = @ExampleObject(name = "claimed", value = ApiExamples.ITEM_CLAIMED)))
+  @APIResponse(responseCode = "204", description = "Nothing is due in this queue right now.")
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public RestResponse<ClaimedItemView> claimNext(
+      @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
+          String queue,
+      @Valid Requests.Claim body) {
+    Requests.Claim claim = body == null ? new Requests.Claim(null, null) : body;
+    return work.claimNext(Params.queue(queue), claim.worker(), claim.leaseSeconds())
+        .map(ClaimedItemView::of)
+        .map(RestResponse::ok)
+        .orElseGet(RestResponse::noContent);
+  }
+
+  @GET
+  @Tag(name = "operators")
+  @Operation(
+      summary = "Queues and their health",
+      description =
+          "Every queue that has items: counts by state, and how long the oldest due pending item"
+              + " has waited (a growing age means workers are not keeping up).")
+  @APIResponse(
+      responseCode = "200",
+      description = "One entry per queue, by name.",
+      content =
+          @Content(
+              schema = @Schema(implementation = Views.QueueList.class),
+              examples = @ExampleObject(name = "queues", value = ApiExamples.QUEUES)))
+  public Views.QueueList queues() {
+    return new Views.QueueList(operators.queues().stream().map(Views.QueueView::of).toList());
+  }
+}

@@ -1,0 +1,94 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Size;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/** Request bodies, validated before any of them reaches a service. */
+public final class Requests {
+  private Requests() {}
+
+  static final int MAX_LEASE_SECONDS = 43_200;
+  static final int MAX_TOKEN_LENGTH = 100;
+
+  @Schema(name = "EnqueueRequest")
+  public record Enqueue(
+      @Schema(
+              description = "Names this piece of work: enqueueing the same key again is a no-op.",
+              examples = "welcome-email/user-42")
+          @NotNull
+          @Size(min = 1, max = 200)
+          String dedupeKey,
+      @Schema(
+              description = "Any JSON value but null: what the worker needs to do the work.",
+              examples = "{\"to\":\"ada@example.com\",\"template\":\"welcome\"}")
+          @NotNull
+          @PresentJson
+          JsonNode payload,
+      @Schema(description = "Claims allowed before the item stays failed.", defaultValue = "5")
+          @Min(1)
+          @Max(100)
+          Integer maxAttempts,
+      @Schema(description = "Higher is claimed first.", defaultValue = "0") @Min(-32768) @Max(32767)
+          Integer priority,
+      @Schema(
+              type = SchemaType.STRING,
+              format = "date-time",
+              description = "RFC 3339 time before which it is not claimed; omit for now.",
+              examples = "2026-11-30T09:00:00Z")
+          @Size(max = 64)
+          String runAt) {}
+
+  @Schema(name = "ClaimRequest")
+  public record Claim(
+      @Schema(
+              description = "A name for the claiming worker, shown to operators.",
+              examples = "mailer-1")
+          @Size(max = 200)
+          String worker,
+      @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
+          @Min(1)
+          @Max(MAX_LEASE_SECONDS)
+          Integer leaseSeconds) {}
+
+  @Schema(name = "CompleteRequest")
+  public record Complete(
+      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(
+              description = "The provider's reference for the send, e.g. a message id.",
+              examples = "msg_0193")
+          @Size(max = 500)
+          String externalRef) {}
+
+  @Schema(name = "FailRequest")
+  public record Fail(
+      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(
+              description =
+                  "Why it failed; secrets are redacted and it is cut to 2,000 characters.",
+              examples = "SMTP 451: try again later")
+          @NotBlank
+          @Size(max = 100_000)
+          String error,
+      @Schema(
+              description = "false for a permanent error: no further attempts.",
+              defaultValue = "true")
+          Boolean retryable,
+      @Schema(description = "The provider's Retry-After: replaces the computed backoff.")
+          @Min(0)
+          @Max(86_400)
+          Long retryAfterSeconds) {}
+
+  @Schema(name = "HeartbeatRequest")
+  public record Heartbeat(
+      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(description = "New lease from now; defaults to the claim's own lease length.")
+          @Min(1)
+          @Max(MAX_LEASE_SECONDS)
+          Integer leaseSeconds) {}
+}

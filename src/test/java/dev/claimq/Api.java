@@ -1,0 +1,92 @@
+package dev.claimq;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.notNullValue;
+
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import io.restassured.response.ValidatableResponse;
+import io.restassured.specification.RequestSpecification;
+import java.util.Map;
+import java.util.UUID;
+
+/** The HTTP calls the tests make, spelled once. Every call goes over real HTTP. */
+public final class Api {
+  private Api() {}
+
+  /** A queue no other test (or earlier run) uses, so tests never see each other's items. */
+  public static String uniqueQueue(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  public static RequestSpecification json() {
+    return given().contentType(ContentType.JSON);
+  }
+
+  public static Response enqueue(String queue, Object body) {
+    return json().body(body).post("/v1/queues/{queue}/items", queue);
+  }
+
+  /** Enqueues new work and returns its id. */
+  public static String enqueued(String queue, String dedupeKey, Object payload) {
+    return enqueued(queue, Map.of("dedupeKey", dedupeKey, "payload", payload));
+  }
+
+  public static String enqueued(String queue, Map<String, ?> body) {
+    return enqueue(queue, body).then().statusCode(201).extract().path("id");
+  }
+
+  public static Response claimNext(String queue, Object body) {
+    return json().body(body).post("/v1/queues/{queue}/claim", queue);
+  }
+
+  public static Response claim(String id, Object body) {
+    return json().body(body).post("/v1/items/{id}/claim", id);
+  }
+
+  /** Claims the next item of the queue, which must exist; returns the claim response. */
+  public static Response claimedNext(String queue, String worker) {
+    Response response = claimNext(queue, Map.of("worker", worker));
+    response.then().statusCode(200).body("claimToken", notNullValue());
+    return response;
+  }
+
+  public static Response complete(String id, Object body) {
+    return json().body(body).post("/v1/items/{id}/complete", id);
+  }
+
+  public static Response fail(String id, Object body) {
+    return json().body(body).post("/v1/items/{id}/fail", id);
+  }
+
+  public static Response heartbeat(String id, Object body) {
+    return json().body(body).post("/v1/items/{id}/heartbeat", id);
+  }
+
+  public static Response item(String id) {
+    return given().get("/v1/items/{id}", id);
+  }
+
+  public static Response retry(String id) {
+    return given().post("/v1/items/{id}/retry", id);
+  }
+
+  public static Response cancel(String id) {
+    return given().post("/v1/items/{id}/cancel", id);
+  }
+
+  /** Asserts an RFC 9457 problem with this status and type suffix. */
+  public static ValidatableResponse problem(Response response, int status, String type) {
+    return response
+        .then()
+        .statusCode(status)
+        .contentType("application/problem+json")
+        .body("status", equalTo(status))
+        .body(
+            "type",
+            equalTo(type.startsWith("about:") ? type : "https://claimq.dev/problems/" + type))
+        .body("title", notNullValue())
+        .body("detail", notNullValue());
+  }
+}

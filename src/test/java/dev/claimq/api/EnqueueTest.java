@@ -1,0 +1,223 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.enqueue;
+import static dev.claimq.Api.item;
+import static dev.claimq.Api.problem;
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.endsWith;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.nullValue;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class EnqueueTest {
+
+  @Test
+  void enqueue_creates_a_pending_item_and_answers_201_with_its_location() {
+    String queue = uniqueQueue("emails");
+    Response response =
+        enqueue(
+            queue,
+            Map.of(
+                "dedupeKey",
+                "welcome/42",
+                "payload",
+                Map.of("to", "ada@example.com"),
+                "maxAttempts",
+                3,
+                "priority",
+                7));
+
+    response
+        .then()
+        .statusCode(201)
+        .header("Location", endsWith("/v1/items/" + response.path("id")))
+        .body("queue", equalTo(queue))
+        .body("dedupeKey", equalTo("welcome/42"))
+        .body("state", equalTo("pending"))
+        .body("payload.to", equalTo("ada@example.com"))
+        .body("priority", equalTo(7))
+        .body("attempts", equalTo(0))
+        .body("maxAttempts", equalTo(3))
+        .body("idempotencyKey", notNullValue())
+        .body("runAt", notNullValue())
+        .body("claimToken", nullValue());
+    item(response.path("id")).then().statusCode(200).body("state", equalTo("pending"));
+  }
+
+  @Test
+  void enqueue_applies_defaults_for_attempts_and_priority() {
+    enqueue(uniqueQueue("defaults"), Map.of("dedupeKey", "k", "payload", "just a string"))
+        .then()
+        .statusCode(201)
+        .body("maxAttempts", equalTo(5))
+        .body("priority", equalTo(0))
+        .body("payload", equalTo("just a string"));
+  }
+
+  @Test
+  void enqueue_of_the_same_work_again_answers_200_with_the_existing_item() {
+    String queue = uniqueQueue("replay");
+    Map<String, Object> body = Map.of("dedupeKey", "k1", "payload", Map.of("a", 1, "b", 2));
+    String id = enqueue(queue, body).then().statusCode(201).extract().path("id");
+
+    // The same JSON value written differently (key order, 1.0 for 1) is the same payload.
+    enqueue(queue, "{\"payload\": {\"b\": 2, \"a\": 1.0}, \"dedupeKey\": \"k1\"}")
+        .then()
+        .statusCode(200)
+        .header("Idempotent-Replayed", "true")
+        .body("id", equalTo(id));
+  }
+
+  @Test
+  void enqueue_of_a_reused_key_with_a_different_payload_is_422() {
+    String queue = uniqueQueue("conflict");
+    String id =
+        enqueue(queue, Map.of("dedupeKey", "k1", "payload", Map.of("to", "ada")))
+            .then()
+            .statusCode(201)
+            .extract()
+            .path("id");
+
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k1", "payload", Map.of("to", "bob"))),
+            422,
+            "dedupe-key-reused")
+        .body("detail", org.hamcrest.Matchers.containsString(id));
+    item(id).then().body("payload.to", equalTo("ada"));
+  }
+
+  @Test
+  void the_same_dedupe_key_in_two_queues_is_two_items() {
+    Map<String, Object> body = Map.of("dedupeKey", "shared", "payload", 1);
+    String first = enqueue(uniqueQueue("a"), body).then().statusCode(201).extract().path("id");
+    String second = enqueue(uniqueQueue("b"), body).then().statusCode(201).extract().path("id");
+    assertThat(first).isNotEqualTo(second);
+  }
+
+  @Test
+  void fifty_concurrent_identical_enqueues_make_one_item_one_201_and_49_200s() throws Exception {
+    String queue = uniqueQueue("storm");
+    Map<String, Object> body = Map.of("dedupeKey", "once", "payload", Map.of("n", 1));
+    int clients = 50;
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(clients);
+    try {
+      List<Future<Response>> calls = new ArrayList<>();
+      for (int i = 0; i < clients; i++) {
+        calls.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  return enqueue(queue, body);
+                }));
+      }
+      start.countDown();
+      List<Integer> statuses = new ArrayList<>();
+      List<String> ids = new ArrayList<>();
+      for (Future<Response> call : calls) {
+        Response response = call.get();
+        statuses.add(response.statusCode());
+        ids.add(response.path("id"));
+      }
+      assertThat(statuses).filteredOn(s -> s == 201).hasSize(1);
+      assertThat(statuses).filteredOn(s -> s == 200).hasSize(49);
+      assertThat(ids).containsOnly(ids.get(0));
+    } finally {
+      pool.shutdownNow();
+    }
+    Response listed =
+        io.restassured.RestAssured.given().queryParam("queue", queue).get("/v1/items");
+    listed.then().statusCode(200).body("items.size()", equalTo(1));
+  }
+
+  @Test
+  void enqueue_with_a_future_runAt_keeps_it_and_accepts_offsets() {
+    enqueue(
+            uniqueQueue("later"),
+            Map.of("dedupeKey", "k", "payload", 1, "runAt", "2030-01-01T10:00:00+01:00"))
+        .then()
+        .statusCode(201)
+        .body("runAt", equalTo("2030-01-01T09:00:00Z"));
+  }
+
+  @Test
+  void invalid_queue_names_are_400() {
+    Map<String, Object> body = Map.of("dedupeKey", "k", "payload", 1);
+    for (String bad : List.of("Emails", "-lead", "spa ce", "a".repeat(65), "émails", "x%2Fy")) {
+      problem(enqueue(bad, body), 400, "invalid-request").body("errors[0].field", equalTo("queue"));
+    }
+    enqueue("a".repeat(64), body).then().statusCode(org.hamcrest.Matchers.oneOf(200, 201));
+  }
+
+  @Test
+  void invalid_bodies_are_400_problems_naming_the_field() {
+    String queue = uniqueQueue("invalid");
+    problem(enqueue(queue, Map.of("payload", 1)), 400, "invalid-request")
+        .body("errors[0].field", equalTo("dedupeKey"));
+    problem(enqueue(queue, Map.of("dedupeKey", "", "payload", 1)), 400, "invalid-request")
+        .body("errors[0].field", equalTo("dedupeKey"));
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k".repeat(201), "payload", 1)),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("dedupeKey"));
+    problem(enqueue(queue, Map.of("dedupeKey", "k")), 400, "invalid-request")
+        .body("errors[0].field", equalTo("payload"));
+    problem(enqueue(queue, "{\"dedupeKey\": \"k\", \"payload\": null}"), 400, "invalid-request")
+        .body("errors[0].field", equalTo("payload"));
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "maxAttempts", 0)),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("maxAttempts"));
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "maxAttempts", 101)),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("maxAttempts"));
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "runAt", "tomorrow")),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("runAt"));
+  }
+
+  @Test
+  void malformed_bodies_are_400_problems_and_store_nothing() {
+    String queue = uniqueQueue("malformed");
+    List<String> bodies =
+        List.of(
+            "{\"dedupeKey\": \"k\", \"payload\": ",
+            "not json",
+            "[]",
+            "42",
+            "{\"dedupeKey\": \"k\", \"payload\": 1, \"maxAttempt\": 3}",
+            "{\"dedupeKey\": 5, \"payload\": 1}",
+            "{\"dedupeKey\": \"k\", \"payload\": 1, \"maxAttempts\": \"3\"}",
+            "{\"dedupeKey\": \"k\", \"payload\": 1, \"maxAttempts\": 1.5}",
+            "{\"dedupeKey\": \"k\", \"payload\": 1, \"priority\": 99999999999}",
+            "{\"dedupeKey\": \"k\", \"payload\": 1, \"runAt\": 12345}");
+    for (String body : bodies) {
+      problem(enqueue(queue, body), 400, "malformed-request");
+    }
+    problem(enqueue(queue, ""), 400, "invalid-request");
+    io.restassured.RestAssured.given()
+        .queryParam("queue", queue)
+        .get("/v1/items")
+        .then()
+        .body("items.size()", equalTo(0));
+  }
+}

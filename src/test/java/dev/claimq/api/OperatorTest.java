@@ -1,0 +1,171 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.cancel;
+import static dev.claimq.Api.claimedNext;
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
+import static dev.claimq.Api.item;
+import static dev.claimq.Api.problem;
+import static dev.claimq.Api.retry;
+import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
+import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.nullValue;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class OperatorTest {
+
+  @Test
+  void list_pages_through_a_queue_newest_first_with_a_cursor() {
+    String queue = uniqueQueue("pages");
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      ids.add(enqueued(queue, "k" + i, i));
+    }
+
+    List<String> seen = new ArrayList<>();
+    String cursor = null;
+    int pages = 0;
+    do {
+      var request = given().queryParam("queue", queue).queryParam("limit", 3);
+      if (cursor != null) {
+        request.queryParam("cursor", cursor);
+      }
+      Response page = request.get("/v1/items");
+      page.then().statusCode(200);
+      seen.addAll(page.path("items.id"));
+      cursor = page.path("nextCursor");
+      pages++;
+    } while (cursor != null);
+
+    assertThat(pages).isEqualTo(3);
+    Collections.reverse(ids);
+    assertThat(seen).containsExactlyElementsOf(ids);
+  }
+
+  @Test
+  void list_filters_by_state() {
+    String queue = uniqueQueue("bystate");
+    String done = enqueued(queue, "done", 1);
+    String pending = enqueued(queue, "pending", 1);
+    complete(done, Map.of("claimToken", claimedNext(queue, "w").path("claimToken")))
+        .then()
+        .statusCode(200);
+
+    given()
+        .queryParam("queue", queue)
+        .queryParam("state", "pending")
+        .get("/v1/items")
+        .then()
+        .body("items.id", org.hamcrest.Matchers.contains(pending))
+        .body("nextCursor", nullValue());
+    given()
+        .queryParam("queue", queue)
+        .queryParam("state", "done")
+        .get("/v1/items")
+        .then()
+        .body("items.id", org.hamcrest.Matchers.contains(done));
+  }
+
+  @Test
+  void list_without_filters_answers_the_default_page() {
+    enqueued(uniqueQueue("any"), "k", 1);
+    given().get("/v1/items").then().statusCode(200).body("items.size()", greaterThanOrEqualTo(1));
+  }
+
+  @Test
+  void list_rejects_invalid_parameters_with_400() {
+    problem(given().queryParam("limit", 0).get("/v1/items"), 400, "invalid-request");
+    problem(given().queryParam("limit", 501).get("/v1/items"), 400, "invalid-request");
+    problem(given().queryParam("limit", "ten").get("/v1/items"), 400, "invalid-request");
+    problem(given().queryParam("state", "lost").get("/v1/items"), 400, "invalid-request")
+        .body("errors[0].field", equalTo("state"));
+    problem(given().queryParam("cursor", "bm9wZQ").get("/v1/items"), 400, "invalid-request")
+        .body("errors[0].field", equalTo("cursor"));
+    problem(given().queryParam("cursor", "%%%").get("/v1/items"), 400, "invalid-request");
+    problem(given().queryParam("queue", "NO").get("/v1/items"), 400, "invalid-request");
+  }
+
+  @Test
+  void get_of_an_unknown_item_is_404() {
+    problem(item("424242424242"), 404, "item-not-found");
+    problem(item("abc"), 404, "item-not-found");
+    problem(item("99999999999999999999999"), 404, "item-not-found");
+    problem(given().get("/v1/items/{id}/attempts", "424242424242"), 404, "item-not-found");
+  }
+
+  @Test
+  void retry_is_409_unless_the_item_is_failed_or_cancelled() {
+    String queue = uniqueQueue("retry409");
+    String id = enqueued(queue, "k", 1);
+    problem(retry(id), 409, "state-conflict");
+    String token = claimedNext(queue, "w").path("claimToken");
+    problem(retry(id), 409, "state-conflict");
+    complete(id, Map.of("claimToken", token)).then().statusCode(200);
+    problem(retry(id), 409, "state-conflict");
+    problem(retry("424242424242"), 404, "item-not-found");
+    item(id).then().body("state", equalTo("done"));
+  }
+
+  @Test
+  void cancel_takes_pending_and_failed_items_and_retry_brings_them_back() {
+    String queue = uniqueQueue("cancel");
+    String pending = enqueued(queue, "pending", 1);
+    cancel(pending).then().statusCode(200).body("state", equalTo("cancelled"));
+    dev.claimq.Api.json().post("/v1/queues/{q}/claim", queue).then().statusCode(204);
+    problem(cancel(pending), 409, "state-conflict");
+    retry(pending).then().statusCode(200).body("state", equalTo("pending"));
+
+    String failed = enqueued(queue, Map.of("dedupeKey", "failed", "payload", 1, "priority", 9));
+    String token = claimedNext(queue, "w").path("claimToken");
+    fail(failed, Map.of("claimToken", token, "error", "no", "retryable", false))
+        .then()
+        .statusCode(200);
+    cancel(failed).then().statusCode(200).body("state", equalTo("cancelled"));
+  }
+
+  @Test
+  void cancel_is_409_while_sending_or_done() {
+    String queue = uniqueQueue("cancel409");
+    String id = enqueued(queue, "k", 1);
+    String token = claimedNext(queue, "w").path("claimToken");
+    problem(cancel(id), 409, "state-conflict");
+    complete(id, Map.of("claimToken", token)).then().statusCode(200);
+    problem(cancel(id), 409, "state-conflict");
+    problem(cancel("424242424242"), 404, "item-not-found");
+  }
+
+  @Test
+  void queues_counts_items_by_state_and_ages_the_oldest_due_item() {
+    String queue = uniqueQueue("stats");
+    enqueued(queue, Map.of("dedupeKey", "old", "payload", 1, "runAt", "2020-01-01T00:00:00Z"));
+    enqueued(queue, "due", 1);
+    enqueued(queue, Map.of("dedupeKey", "later", "payload", 1, "runAt", "2099-01-01T00:00:00Z"));
+    String sending = enqueued(queue, Map.of("dedupeKey", "x", "payload", 1, "priority", 5));
+    claimedNext(queue, "w").then().body("id", equalTo(sending));
+
+    Response queues = given().get("/v1/queues");
+    queues.then().statusCode(200);
+    String path = "queues.find { it.queue == '" + queue + "' }";
+    queues
+        .then()
+        .body(path + ".counts.pending", equalTo(3))
+        .body(path + ".counts.sending", equalTo(1))
+        .body(path + ".counts.done", equalTo(0))
+        .body(path + ".oldestDuePendingAgeSeconds", notNullValue());
+    float age = queues.path(path + ".oldestDuePendingAgeSeconds");
+    assertThat(age).isGreaterThan(60 * 60 * 24 * 365f);
+  }
+}

@@ -1,0 +1,52 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.problem;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.not;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import org.junit.jupiter.api.Test;
+
+/** Errors that come from HTTP itself are problem+json too, and give nothing away. */
+@QuarkusTest
+class ProblemTest {
+
+  @Test
+  void an_unknown_path_is_a_404_problem() {
+    problem(given().get("/v1/nowhere"), 404, "about:blank");
+  }
+
+  @Test
+  void a_wrong_method_is_a_405_problem() {
+    problem(given().delete("/v1/queues/emails/items"), 405, "about:blank");
+  }
+
+  @Test
+  void a_body_that_is_not_json_is_a_415_problem() {
+    problem(
+        given().contentType(ContentType.TEXT).body("hi").post("/v1/queues/emails/items"),
+        415,
+        "about:blank");
+  }
+
+  @Test
+  void malformed_json_answers_where_it_broke_without_internals() {
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body("{\"dedupeKey\": \"k\",\n \"payload\": {")
+                .post("/v1/queues/emails/items"),
+            400,
+            "malformed-request")
+        .body("detail", containsString("line 2"))
+        .body("detail", not(containsString("jackson")))
+        .body("detail", not(containsString("Exception")));
+  }
+
+  @Test
+  void readiness_reports_the_database() {
+    given().get("/q/health/ready").then().statusCode(200).body(containsString("UP"));
+  }
+}
