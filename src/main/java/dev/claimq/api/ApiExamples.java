@@ -23,6 +23,10 @@ final class ApiExamples {
       """
       {"worker": "mailer-1", "leaseSeconds": 60}""";
 
+  static final String CLAIM_NEXT =
+      """
+      {"worker": "mailer-1", "leaseSeconds": 60, "waitSeconds": 20}""";
+
   static final String ITEM_CLAIMED =
       """
       {"id": "4711", "queue": "emails", "dedupeKey": "welcome-email/user-42", "state": "sending",

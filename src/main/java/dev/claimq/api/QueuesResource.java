@@ -3,7 +3,8 @@ package dev.claimq.api;
 import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.NewItem;
 import dev.claimq.queue.OperatorService;
-import dev.claimq.queue.WorkService;
+import dev.claimq.queue.WaitingClaims;
+import io.smallrye.mutiny.Uni;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -14,6 +15,7 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.net.URI;
+import java.time.Duration;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -32,12 +34,12 @@ public class QueuesResource {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
   private final EnqueueService enqueuer;
-  private final WorkService work;
+  private final WaitingClaims waitingClaims;
   private final OperatorService operators;
 
-  QueuesResource(EnqueueService enqueuer, WorkService work, OperatorService operators) {
+  QueuesResource(EnqueueService enqueuer, WaitingClaims waitingClaims, OperatorService operators) {
     this.enqueuer = enqueuer;
-    this.work = work;
+    this.waitingClaims = waitingClaims;
     this.operators = operators;
   }
 
@@ -108,13 +110,14 @@ public class QueuesResource {
       description =
           "Moves the next due pending item (highest priority, then oldest runAt, then oldest) to"
               + " sending in one statement and returns it with a claim token. Concurrent workers"
-              + " never receive the same item. The body is optional.")
+              + " never receive the same item. With waitSeconds, an empty queue is long-polled:"
+              + " the answer comes as soon as an item is enqueued. The body is optional.")
   @RequestBody(
       required = false,
       content =
           @Content(
-              schema = @Schema(implementation = Requests.Claim.class),
-              examples = @ExampleObject(name = "claim", value = ApiExamples.CLAIM)))
+              schema = @Schema(implementation = Requests.ClaimNext.class),
+              examples = @ExampleObject(name = "long poll", value = ApiExamples.CLAIM_NEXT)))
   @APIResponse(
       responseCode = "200",
       description = "Claimed: this worker now holds the item until its lease ends.",
@@ -122,17 +125,23 @@ public class QueuesResource {
           @Content(
               schema = @Schema(implementation = ClaimedItemView.class),
               examples = @ExampleObject(name = "claimed", value = ApiExamples.ITEM_CLAIMED)))
-  @APIResponse(responseCode = "204", description = "Nothing is due in this queue right now.")
+  @APIResponse(
+      responseCode = "204",
+      description = "Nothing was due in this queue (within waitSeconds, when given).")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public RestResponse<ClaimedItemView> claimNext(
+  public Uni<RestResponse<ClaimedItemView>> claimNext(
       @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
           String queue,
-      @Valid Requests.Claim body) {
-    Requests.Claim claim = body == null ? new Requests.Claim(null, null) : body;
-    return work.claimNext(Params.queue(queue), claim.worker(), claim.leaseSeconds())
-        .map(ClaimedItemView::of)
-        .map(RestResponse::ok)
-        .orElseGet(RestResponse::noContent);
+      @Valid Requests.ClaimNext body) {
+    Requests.ClaimNext claim = body == null ? new Requests.ClaimNext(null, null, null) : body;
+    Duration wait = Duration.ofSeconds(claim.waitSeconds() == null ? 0 : claim.waitSeconds());
+    return waitingClaims
+        .claimNext(Params.queue(queue), claim.worker(), claim.leaseSeconds(), wait)
+        .map(
+            won ->
+                won.map(ClaimedItemView::of)
+                    .map(RestResponse::ok)
+                    .orElseGet(RestResponse::noContent));
   }
 
   @GET

@@ -15,6 +15,7 @@ public final class Requests {
 
   static final int MAX_LEASE_SECONDS = 43_200;
   static final int MAX_TOKEN_LENGTH = 100;
+  static final int MAX_WAIT_SECONDS = 20;
 
   @Schema(name = "EnqueueRequest")
   public record Enqueue(
@@ -55,6 +56,26 @@ public final class Requests {
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
           Integer leaseSeconds) {}
+
+  @Schema(name = "ClaimNextRequest")
+  public record ClaimNext(
+      @Schema(
+              description = "A name for the claiming worker, shown to operators.",
+              examples = "mailer-1")
+          @Size(max = 200)
+          String worker,
+      @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
+          @Min(1)
+          @Max(MAX_LEASE_SECONDS)
+          Integer leaseSeconds,
+      @Schema(
+              description =
+                  "Long poll: with nothing to claim, wait up to this long for an item before"
+                      + " answering 204. The wait holds no server thread or database connection.",
+              defaultValue = "0")
+          @Min(0)
+          @Max(MAX_WAIT_SECONDS)
+          Integer waitSeconds) {}
 
   @Schema(name = "CompleteRequest")
   public record Complete(

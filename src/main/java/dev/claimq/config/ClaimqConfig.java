@@ -18,6 +18,8 @@ public interface ClaimqConfig {
 
   Reaper reaper();
 
+  LongPoll longPoll();
+
   interface Lease {
     /** How long a claim lasts when the worker does not say. */
     @WithDefault("60s")
@@ -36,6 +38,15 @@ public interface ClaimqConfig {
     /** The longest delay between two attempts. */
     @WithDefault("1h")
     Duration backoffCap();
+  }
+
+  interface LongPoll {
+    /**
+     * How often a parked claim looks again even without a signal: bounds the delay for items that
+     * become due later (backoff, runAt) or whose signal was lost.
+     */
+    @WithDefault("1s")
+    String fallbackInterval();
   }
 
   interface Reaper {

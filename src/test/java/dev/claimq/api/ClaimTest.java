@@ -147,6 +147,11 @@ class ClaimTest {
     problem(claimNext(queue, Map.of("worker", "w".repeat(201))), 400, "invalid-request");
     problem(claimNext(queue, Map.of("wrker", "w")), 400, "malformed-request");
     problem(claimNext("Bad Queue", Map.of()), 400, "invalid-request");
+    problem(claimNext(queue, Map.of("waitSeconds", 21)), 400, "invalid-request")
+        .body("errors[0].field", equalTo("waitSeconds"));
+    problem(claimNext(queue, Map.of("waitSeconds", -1)), 400, "invalid-request");
+    // Waiting is for claim-next only: a named item is claimable or not.
+    problem(dev.claimq.Api.claim("1", Map.of("waitSeconds", 5)), 400, "malformed-request");
   }
 
   @Test

@@ -1,0 +1,164 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.queue.ClaimWaiters;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Long-poll claims. The fallback poll is off here, so only PostgreSQL's NOTIFY can wake a parked
+ * claim: a prompt answer proves the signal path. Latency figures are printed; the bound asserted is
+ * loose on purpose (a loaded CI machine), but far below what polling alone could give.
+ */
+@QuarkusTest
+@TestProfile(LongPollTest.SignalOnly.class)
+class LongPollTest {
+
+  public static class SignalOnly implements QuarkusTestProfile {
+    @Override
+    public Map<String, String> getConfigOverrides() {
+      return Map.of("claimq.long-poll.fallback-interval", "off");
+    }
+  }
+
+  @TestHTTPResource("/")
+  URI base;
+
+  @Inject ClaimWaiters waiters;
+
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final ObjectMapper json = new ObjectMapper();
+
+  @Test
+  void a_parked_claim_is_answered_promptly_when_an_item_is_enqueued() throws Exception {
+    List<Long> latencies = new ArrayList<>();
+    for (int round = 0; round < 5; round++) {
+      String queue = uniqueQueue("wake");
+      CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
+      awaitParked(1);
+
+      enqueued(queue, "k", Map.of("round", round));
+      long enqueuedAt = System.nanoTime();
+      HttpResponse<String> claimed = parked.get(10, TimeUnit.SECONDS);
+      long latencyMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - enqueuedAt);
+
+      assertThat(claimed.statusCode()).isEqualTo(200);
+      assertThat(json.readTree(claimed.body()).path("payload").path("round").asInt())
+          .isEqualTo(round);
+      latencies.add(latencyMillis);
+    }
+    latencies.sort(null);
+    System.out.printf("long-poll wake-up after enqueue, ms (sorted): %s%n", latencies);
+    assertThat(latencies.get(latencies.size() / 2)).as("median wake-up ms").isLessThan(1000);
+  }
+
+  @Test
+  void a_long_poll_with_nothing_to_claim_answers_204_when_the_wait_ends() throws Exception {
+    long start = System.nanoTime();
+    HttpResponse<String> response = claimNext(uniqueQueue("timeout"), 1).get(10, TimeUnit.SECONDS);
+    long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+    assertThat(response.statusCode()).isEqualTo(204);
+    assertThat(tookMillis).isBetween(900L, 5000L);
+  }
+
+  @Test
+  void a_long_poll_on_a_queue_with_work_answers_at_once() throws Exception {
+    String queue = uniqueQueue("ready");
+    enqueued(queue, "k", 1);
+    HttpResponse<String> response = claimNext(queue, 20).get(5, TimeUnit.SECONDS);
+    assertThat(response.statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void two_hundred_parked_claims_hold_no_connection_and_delay_no_other_request() throws Exception {
+    String parkedQueue = uniqueQueue("parked");
+    int parkedCount = 200;
+    List<CompletableFuture<HttpResponse<String>>> parked = new ArrayList<>();
+    for (int i = 0; i < parkedCount; i++) {
+      parked.add(claimNext(parkedQueue, 20));
+    }
+    awaitParked(parkedCount);
+
+    // The pool has 20 connections and a 5 s acquisition timeout: if parked claims held
+    // connections or worker threads, these would queue behind them and fail.
+    String busyQueue = uniqueQueue("busy");
+    long start = System.nanoTime();
+    for (int i = 0; i < 30; i++) {
+      String id = enqueued(busyQueue, "k" + i, i);
+      String token =
+          given()
+              .contentType("application/json")
+              .body(Map.of())
+              .post("/v1/items/{id}/claim", id)
+              .then()
+              .statusCode(200)
+              .extract()
+              .path("claimToken");
+      complete(id, Map.of("claimToken", token)).then().statusCode(200);
+      given().get("/v1/queues").then().statusCode(200);
+    }
+    long otherMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    System.out.printf(
+        "120 other requests with %d claims parked took %d ms%n", parkedCount, otherMillis);
+    assertThat(waiters.parked()).isEqualTo(parkedCount);
+    assertThat(otherMillis).isLessThan(15_000);
+
+    // Work arriving for the parked queue reaches every parked claim, once each.
+    for (int i = 0; i < parkedCount; i++) {
+      enqueued(parkedQueue, "item-" + i, i);
+    }
+    Set<String> ids = new HashSet<>();
+    for (CompletableFuture<HttpResponse<String>> claim : parked) {
+      HttpResponse<String> response = claim.get(30, TimeUnit.SECONDS);
+      assertThat(response.statusCode()).isEqualTo(200);
+      JsonNode item = json.readTree(response.body());
+      assertThat(ids.add(item.path("id").asText())).as("each item claimed once").isTrue();
+    }
+    assertThat(ids).hasSize(parkedCount);
+  }
+
+  private CompletableFuture<HttpResponse<String>> claimNext(String queue, int waitSeconds) {
+    HttpRequest request =
+        HttpRequest.newBuilder(base.resolve("/v1/queues/" + queue + "/claim"))
+            .header("Content-Type", "application/json")
+            .timeout(Duration.ofSeconds(waitSeconds + 30))
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"worker\": \"poller\", \"waitSeconds\": " + waitSeconds + "}"))
+            .build();
+    return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private void awaitParked(int count) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (waiters.parked() < count && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(waiters.parked()).as("parked claims").isEqualTo(count);
+  }
+}
