@@ -80,6 +80,16 @@ final class ApiExamples {
        "status": 400, "detail": "The request is invalid: dedupeKey must not be null.",
        "errors": [{"field": "dedupeKey", "message": "must not be null"}]}""";
 
+  static final String UNAUTHORIZED =
+      """
+      {"type": "https://claimq.dev/problems/unauthorized", "title": "Unauthorized",
+       "status": 401, "detail": "Send a known API key as Authorization: Bearer <key>."}""";
+
+  static final String FORBIDDEN =
+      """
+      {"type": "https://claimq.dev/problems/forbidden", "title": "Forbidden", "status": 403,
+       "detail": "The key 'mailer' may not use queue 'payments'."}""";
+
   static final String NOT_FOUND =
       """
       {"type": "https://claimq.dev/problems/item-not-found", "title": "Item not found",

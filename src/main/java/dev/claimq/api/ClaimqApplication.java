@@ -3,12 +3,15 @@ package dev.claimq.api;
 import jakarta.ws.rs.core.Application;
 import org.eclipse.microprofile.openapi.annotations.Components;
 import org.eclipse.microprofile.openapi.annotations.OpenAPIDefinition;
+import org.eclipse.microprofile.openapi.annotations.enums.SecuritySchemeType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.info.Info;
 import org.eclipse.microprofile.openapi.annotations.info.License;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
@@ -32,7 +35,38 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
     },
     components =
         @Components(
+            securitySchemes =
+                @SecurityScheme(
+                    securitySchemeName = "bearer",
+                    type = SecuritySchemeType.HTTP,
+                    scheme = "bearer",
+                    description =
+                        "An API key: Authorization: Bearer <key>. In dev mode and tests,"
+                            + " dev-agent-key, dev-worker-key, dev-operator-key and dev-admin-key"
+                            + " (all roles)."),
             responses = {
+              @APIResponse(
+                  name = "Unauthorized",
+                  responseCode = "401",
+                  description = "No API key, or one this service does not know.",
+                  headers =
+                      @Header(name = "WWW-Authenticate", description = "Bearer realm=\"claimq\""),
+                  content =
+                      @Content(
+                          mediaType = Problem.MEDIA_TYPE,
+                          schema = @Schema(implementation = Problem.class),
+                          examples =
+                              @ExampleObject(name = "no key", value = ApiExamples.UNAUTHORIZED))),
+              @APIResponse(
+                  name = "Forbidden",
+                  responseCode = "403",
+                  description = "The key lacks the role, or may not use this queue.",
+                  content =
+                      @Content(
+                          mediaType = Problem.MEDIA_TYPE,
+                          schema = @Schema(implementation = Problem.class),
+                          examples =
+                              @ExampleObject(name = "wrong role", value = ApiExamples.FORBIDDEN))),
               @APIResponse(
                   name = "InvalidRequest",
                   responseCode = "400",

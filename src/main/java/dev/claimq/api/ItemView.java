@@ -36,6 +36,7 @@ public record ItemView(
         Instant leaseExpiresAt,
     @Schema(description = "What the provider returned for the completed send.") String externalRef,
     @Schema(description = "The last failure reason, secrets redacted.") String lastError,
+    @Schema(description = "The name of the key that enqueued it.") String enqueuedBy,
     Instant createdAt,
     Instant updatedAt) {
 
@@ -55,6 +56,7 @@ public record ItemView(
         item.leaseExpiresAt,
         item.externalRef,
         item.lastError,
+        item.enqueuedBy,
         item.createdAt,
         item.updatedAt);
   }

@@ -2,6 +2,8 @@ package dev.claimq.api;
 
 import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.WorkService;
+import dev.claimq.security.Role;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -20,24 +22,31 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestResponse;
 
 /** One item: workers claim and finish it, operators inspect, retry or cancel it. */
 @Path("/v1/items")
 @Produces(MediaType.APPLICATION_JSON)
+@SecurityRequirement(name = "bearer")
 public class ItemsResource {
   private static final int DEFAULT_PAGE = 50;
   private static final int MAX_PAGE = 500;
 
   private final WorkService work;
   private final OperatorService operators;
+  private final QueueGuard guard;
 
-  ItemsResource(WorkService work, OperatorService operators) {
+  ItemsResource(WorkService work, OperatorService operators, QueueGuard guard) {
     this.work = work;
     this.operators = operators;
+    this.guard = guard;
   }
 
+  @RolesAllowed(Role.OPERATOR)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Tag(name = "operators")
   @Operation(
@@ -67,7 +76,7 @@ public class ItemsResource {
           String cursor) {
     var page =
         operators.list(
-            queue == null ? null : Params.queue(queue),
+            guard.visible(queue == null ? null : Params.queue(queue)),
             Params.state(state),
             Params.beforeId(cursor),
             Params.limit(limit, DEFAULT_PAGE, MAX_PAGE));
@@ -76,6 +85,9 @@ public class ItemsResource {
         page.nextBeforeId() == null ? null : Params.cursor(page.nextBeforeId()));
   }
 
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Path("/{id}")
   @Tag(name = "operators")
@@ -89,9 +101,12 @@ public class ItemsResource {
               examples = @ExampleObject(name = "item", value = ApiExamples.ITEM_DONE)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   public ItemView get(@PathParam("id") String id) {
-    return ItemView.of(operators.get(Params.itemId(id)));
+    return ItemView.of(operators.get(guard.item(Params.itemId(id))));
   }
 
+  @RolesAllowed(Role.OPERATOR)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Path("/{id}/attempts")
   @Tag(name = "operators")
@@ -108,9 +123,14 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   public Views.AttemptList attempts(@PathParam("id") String id) {
     return new Views.AttemptList(
-        operators.attempts(Params.itemId(id)).stream().map(Views.AttemptView::of).toList());
+        operators.attempts(guard.item(Params.itemId(id))).stream()
+            .map(Views.AttemptView::of)
+            .toList());
   }
 
+  @RolesAllowed(Role.WORKER)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/claim")
   @Tag(name = "workers")
@@ -142,7 +162,7 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   public RestResponse<ClaimedItemView> claim(
       @PathParam("id") String id, @Valid Requests.Claim body) {
-    long itemId = Params.itemId(id);
+    long itemId = guard.item(Params.itemId(id));
     Requests.Claim claim = body == null ? new Requests.Claim(null, null) : body;
     return work.claim(itemId, claim.worker(), claim.leaseSeconds())
         .map(ClaimedItemView::of)
@@ -150,6 +170,9 @@ public class ItemsResource {
         .orElseGet(RestResponse::noContent);
   }
 
+  @RolesAllowed(Role.WORKER)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/complete")
   @Tag(name = "workers")
@@ -175,9 +198,14 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
   public ItemView complete(@PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
-    return ItemView.of(work.complete(Params.itemId(id), body.claimToken(), body.externalRef()));
+    return ItemView.of(
+        work.complete(
+            guard.item(Params.itemId(id)), body.claimToken(), body.externalRef(), guard.actor()));
   }
 
+  @RolesAllowed(Role.WORKER)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/fail")
   @Tag(name = "workers")
@@ -203,13 +231,17 @@ public class ItemsResource {
   public ItemView fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
     return ItemView.of(
         work.fail(
-            Params.itemId(id),
+            guard.item(Params.itemId(id)),
             body.claimToken(),
             body.error(),
             body.retryable() == null || body.retryable(),
-            body.retryAfterSeconds()));
+            body.retryAfterSeconds(),
+            guard.actor()));
   }
 
+  @RolesAllowed(Role.WORKER)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/heartbeat")
   @Tag(name = "workers")
@@ -231,9 +263,13 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
   public ItemView heartbeat(@PathParam("id") String id, @Valid @NotNull Requests.Heartbeat body) {
-    return ItemView.of(work.heartbeat(Params.itemId(id), body.claimToken(), body.leaseSeconds()));
+    return ItemView.of(
+        work.heartbeat(guard.item(Params.itemId(id)), body.claimToken(), body.leaseSeconds()));
   }
 
+  @RolesAllowed(Role.OPERATOR)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/retry")
   @Tag(name = "operators")
@@ -252,9 +288,12 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
   public ItemView retry(@PathParam("id") String id) {
-    return ItemView.of(operators.retry(Params.itemId(id)));
+    return ItemView.of(operators.retry(guard.item(Params.itemId(id)), guard.actor()));
   }
 
+  @RolesAllowed(Role.OPERATOR)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/cancel")
   @Tag(name = "operators")
@@ -266,6 +305,27 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
   public ItemView cancel(@PathParam("id") String id) {
-    return ItemView.of(operators.cancel(Params.itemId(id)));
+    return ItemView.of(operators.cancel(guard.item(Params.itemId(id)), guard.actor()));
+  }
+
+  @GET
+  @Path("/{id}/actions")
+  @RolesAllowed(Role.OPERATOR)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
+  @Tag(name = "operators")
+  @Operation(
+      summary = "Operators' retries and cancels of an item",
+      description = "Each with the name of the key that did it, oldest first.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The actions, oldest first.",
+      content = @Content(schema = @Schema(implementation = Views.ActionList.class)))
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  public Views.ActionList actions(@PathParam("id") String id) {
+    return new Views.ActionList(
+        operators.actions(guard.item(Params.itemId(id))).stream()
+            .map(Views.ActionView::of)
+            .toList());
   }
 }

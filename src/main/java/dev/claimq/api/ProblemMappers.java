@@ -10,6 +10,9 @@ import dev.claimq.queue.DedupeConflictException;
 import dev.claimq.queue.ItemNotFoundException;
 import dev.claimq.queue.StaleClaimException;
 import dev.claimq.queue.StateConflictException;
+import io.quarkus.security.AuthenticationFailedException;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.Path;
@@ -141,6 +144,31 @@ public class ProblemMappers {
           default -> reason + ".";
         };
     return problem(status, "about:blank", reason, detail, null);
+  }
+
+  @ServerExceptionMapper({UnauthorizedException.class, AuthenticationFailedException.class})
+  public RestResponse<Problem> unauthorized(RuntimeException e) {
+    RestResponse<Problem> response =
+        problem(
+            401,
+            "unauthorized",
+            "Unauthorized",
+            e instanceof AuthenticationFailedException
+                ? "This API key is not known here. Send a valid key as Authorization: Bearer <key>."
+                : "This endpoint needs an API key: send Authorization: Bearer <key>.",
+            null);
+    return RestResponse.ResponseBuilder.fromResponse(response)
+        .header("WWW-Authenticate", "Bearer realm=\"claimq\"")
+        .build();
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> forbidden(ForbiddenException e) {
+    String detail =
+        e.getMessage() != null && e.getMessage().startsWith("The key ")
+            ? e.getMessage()
+            : "This API key does not have the role this endpoint needs.";
+    return problem(403, "forbidden", "Forbidden", detail, null);
   }
 
   @ServerExceptionMapper

@@ -4,7 +4,9 @@ import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.NewItem;
 import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.WaitingClaims;
+import dev.claimq.security.Role;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -24,25 +26,36 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestResponse;
 
 /** Queue-level operations: agents enqueue, workers claim the next item, operators see health. */
 @Path("/v1/queues")
 @Produces(MediaType.APPLICATION_JSON)
+@SecurityRequirement(name = "bearer")
 public class QueuesResource {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
   private final EnqueueService enqueuer;
   private final WaitingClaims waitingClaims;
   private final OperatorService operators;
+  private final QueueGuard guard;
 
-  QueuesResource(EnqueueService enqueuer, WaitingClaims waitingClaims, OperatorService operators) {
+  QueuesResource(
+      EnqueueService enqueuer,
+      WaitingClaims waitingClaims,
+      OperatorService operators,
+      QueueGuard guard) {
     this.enqueuer = enqueuer;
     this.waitingClaims = waitingClaims;
     this.operators = operators;
+    this.guard = guard;
   }
 
+  @RolesAllowed(Role.AGENT)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{queue}/items")
   @Tag(name = "agents")
@@ -87,12 +100,13 @@ public class QueuesResource {
     var enqueued =
         enqueuer.enqueue(
             new NewItem(
-                Params.queue(queue),
+                guard.queue(Params.queue(queue)),
                 body.dedupeKey(),
                 body.payload().toString(),
                 body.priority(),
                 body.maxAttempts(),
-                Params.timestamp("runAt", body.runAt())));
+                Params.timestamp("runAt", body.runAt()),
+                guard.actor()));
     ItemView item = ItemView.of(enqueued.item());
     if (enqueued.created()) {
       return RestResponse.ResponseBuilder.<ItemView>created(URI.create("/v1/items/" + item.id()))
@@ -102,6 +116,9 @@ public class QueuesResource {
     return RestResponse.ResponseBuilder.ok(item).header(REPLAYED_HEADER, "true").build();
   }
 
+  @RolesAllowed(Role.WORKER)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{queue}/claim")
   @Tag(name = "workers")
@@ -136,7 +153,7 @@ public class QueuesResource {
     Requests.ClaimNext claim = body == null ? new Requests.ClaimNext(null, null, null) : body;
     Duration wait = Duration.ofSeconds(claim.waitSeconds() == null ? 0 : claim.waitSeconds());
     return waitingClaims
-        .claimNext(Params.queue(queue), claim.worker(), claim.leaseSeconds(), wait)
+        .claimNext(guard.queue(Params.queue(queue)), claim.worker(), claim.leaseSeconds(), wait)
         .map(
             won ->
                 won.map(ClaimedItemView::of)
@@ -144,6 +161,9 @@ public class QueuesResource {
                     .orElseGet(RestResponse::noContent));
   }
 
+  @RolesAllowed(Role.OPERATOR)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Tag(name = "operators")
   @Operation(
@@ -159,6 +179,10 @@ public class QueuesResource {
               schema = @Schema(implementation = Views.QueueList.class),
               examples = @ExampleObject(name = "queues", value = ApiExamples.QUEUES)))
   public Views.QueueList queues() {
-    return new Views.QueueList(operators.queues().stream().map(Views.QueueView::of).toList());
+    return new Views.QueueList(
+        operators.queues().stream()
+            .filter(stats -> guard.mayUse(stats.queue()))
+            .map(Views.QueueView::of)
+            .toList());
   }
 }

@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import dev.claimq.queue.Attempt;
+import dev.claimq.queue.ItemAction;
 import dev.claimq.queue.QueueStats;
 import java.time.Instant;
 import java.util.List;
@@ -26,7 +27,9 @@ public final class Views {
               description = "Null while open.",
               enumeration = {"done", "retry", "failed", "lease_expired"})
           String outcome,
-      String error) {
+      String error,
+      @Schema(description = "The key that completed or failed it; null for an expired lease.")
+          String finishedBy) {
 
     static AttemptView of(Attempt attempt) {
       return new AttemptView(
@@ -35,12 +38,27 @@ public final class Views {
           attempt.claimedAt,
           attempt.finishedAt,
           attempt.outcome,
-          attempt.error);
+          attempt.error,
+          attempt.finishedBy);
     }
   }
 
   @Schema(name = "AttemptList")
   public record AttemptList(List<AttemptView> attempts) {}
+
+  @Schema(name = "Action", description = "An operator's retry or cancel.")
+  public record ActionView(
+      @Schema(enumeration = {"retry", "cancel"}) String action,
+      @Schema(description = "The name of the key that did it.") String actor,
+      Instant at) {
+
+    static ActionView of(ItemAction action) {
+      return new ActionView(action.action, action.actor, action.at);
+    }
+  }
+
+  @Schema(name = "ActionList")
+  public record ActionList(List<ActionView> actions) {}
 
   @Schema(name = "StateCounts")
   public record StateCounts(long pending, long sending, long done, long failed, long cancelled) {}

@@ -12,6 +12,8 @@ public interface ClaimqConfig {
   @WithDefault("claimq")
   String schema();
 
+  Auth auth();
+
   Lease lease();
 
   Retry retry();
@@ -19,6 +21,18 @@ public interface ClaimqConfig {
   Reaper reaper();
 
   LongPoll longPoll();
+
+  interface Auth {
+    /** Off only where the network itself keeps strangers out; the log says so loudly. */
+    @WithDefault("true")
+    boolean enabled();
+
+    /**
+     * The keys, comma-separated, each {@code name:roles:queues:sha256} (roles and queues joined by
+     * '+', queues '*' for all); MintKey prints one.
+     */
+    java.util.Optional<java.util.List<String>> keys();
+  }
 
   interface Lease {
     /** How long a claim lasts when the worker does not say. */

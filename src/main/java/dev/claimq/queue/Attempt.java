@@ -28,4 +28,8 @@ public class Attempt {
   public String outcome;
 
   public String error;
+
+  /** The key that completed or failed it; null when its lease expired. */
+  @Column(name = "finished_by")
+  public String finishedBy;
 }

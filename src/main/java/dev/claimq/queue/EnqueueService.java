@@ -33,7 +33,8 @@ public class EnqueueService {
             request.payload(),
             request.priority() == null ? 0 : request.priority(),
             request.maxAttempts() == null ? defaultMaxAttempts : request.maxAttempts(),
-            request.runAt());
+            request.runAt(),
+            request.enqueuedBy());
     for (int round = 0; round < MAX_ROUNDS; round++) {
       Optional<Item> inserted = items.insertIfAbsent(item);
       if (inserted.isPresent()) {

@@ -54,6 +54,9 @@ public class Item {
   @Column(name = "last_error")
   public String lastError;
 
+  @Column(name = "enqueued_by")
+  public String enqueuedBy;
+
   @Column(name = "created_at")
   public Instant createdAt;
 

@@ -23,9 +23,9 @@ public class ItemRepository implements PanacheRepository<Item> {
   // one key, exactly one returns a row. DO NOTHING (not DO UPDATE) so a duplicate writes nothing.
   private static final String INSERT_IF_ABSENT =
       """
-      INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at)
+      INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
       VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority, :maxAttempts,
-              coalesce(:runAt, now()))
+              coalesce(:runAt, now()), :enqueuedBy)
       ON CONFLICT (queue, dedupe_key) DO NOTHING
       RETURNING *
       """;
@@ -100,7 +100,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         RETURNING *
       ),
       closed AS (
-        UPDATE attempt a SET finished_at = now(), outcome = 'done'
+        UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
         FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
       )
       SELECT * FROM finished
@@ -120,7 +120,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         RETURNING *
       ),
       closed AS (
-        UPDATE attempt a SET finished_at = now(), error = :error,
+        UPDATE attempt a SET finished_at = now(), error = :error, finished_by = :actor,
           outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
         FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
       )
@@ -175,17 +175,29 @@ public class ItemRepository implements PanacheRepository<Item> {
   // idempotency key stay, so the provider still recognises earlier sends of this item.
   private static final String RETRY =
       """
-      UPDATE item SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
-                      updated_at = now()
-      WHERE id = :id AND state IN ('failed', 'cancelled')
-      RETURNING *
+      WITH changed AS (
+        UPDATE item SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
+                        updated_at = now()
+        WHERE id = :id AND state IN ('failed', 'cancelled')
+        RETURNING *
+      ),
+      recorded AS (
+        INSERT INTO item_action (item_id, action, actor) SELECT id, 'retry', :actor FROM changed
+      )
+      SELECT * FROM changed
       """;
 
   private static final String CANCEL =
       """
-      UPDATE item SET state = 'cancelled', claim_token = NULL, updated_at = now()
-      WHERE id = :id AND state IN ('pending', 'failed')
-      RETURNING *
+      WITH changed AS (
+        UPDATE item SET state = 'cancelled', claim_token = NULL, updated_at = now()
+        WHERE id = :id AND state IN ('pending', 'failed')
+        RETURNING *
+      ),
+      recorded AS (
+        INSERT INTO item_action (item_id, action, actor) SELECT id, 'cancel', :actor FROM changed
+      )
+      SELECT * FROM changed
       """;
 
   private static final String QUEUE_STATS =
@@ -212,7 +224,8 @@ public class ItemRepository implements PanacheRepository<Item> {
             .setParameter("payload", item.payload())
             .setParameter("priority", item.priority())
             .setParameter("maxAttempts", item.maxAttempts())
-            .setParameter("runAt", item.runAt(), Instant.class));
+            .setParameter("runAt", item.runAt(), Instant.class)
+            .setParameter("enqueuedBy", item.enqueuedBy(), String.class));
   }
 
   /** The item with this (queue, dedupe key), if its payload is equal to this one. */
@@ -243,11 +256,12 @@ public class ItemRepository implements PanacheRepository<Item> {
   }
 
   /** Marks the claimed item done; empty when the token is not the item's current claim. */
-  public Optional<Item> complete(long id, String token, String externalRef) {
+  public Optional<Item> complete(long id, String token, String externalRef, String actor) {
     return single(
         itemQuery(COMPLETE)
             .setParameter("id", id)
             .setParameter("token", token)
+            .setParameter("actor", actor, String.class)
             .setParameter("externalRef", externalRef, String.class));
   }
 
@@ -267,11 +281,12 @@ public class ItemRepository implements PanacheRepository<Item> {
    * attempts remain, otherwise failed. Empty when the token is not the item's current claim.
    */
   public Optional<Item> fail(
-      long id, String token, String error, boolean retryable, long delaySeconds) {
+      long id, String token, String error, boolean retryable, long delaySeconds, String actor) {
     return single(
         itemQuery(FAIL)
             .setParameter("id", id)
             .setParameter("token", token)
+            .setParameter("actor", actor, String.class)
             .setParameter("error", error)
             .setParameter("retryable", retryable)
             .setParameter("delaySeconds", delaySeconds));
@@ -298,22 +313,42 @@ public class ItemRepository implements PanacheRepository<Item> {
   }
 
   /** Moves a failed or cancelled item back to pending; empty when it is in another state. */
-  public Optional<Item> retry(long id) {
-    return single(itemQuery(RETRY).setParameter("id", id));
+  public Optional<Item> retry(long id, String actor) {
+    return single(itemQuery(RETRY).setParameter("id", id).setParameter("actor", actor));
   }
 
   /** Cancels a pending or failed item; empty when it is in another state. */
-  public Optional<Item> cancel(long id) {
-    return single(itemQuery(CANCEL).setParameter("id", id));
+  public Optional<Item> cancel(long id, String actor) {
+    return single(itemQuery(CANCEL).setParameter("id", id).setParameter("actor", actor));
   }
 
-  /** Newest first, strictly older than {@code beforeId} when given. */
-  public List<Item> newestFirst(String queue, ItemState state, Long beforeId, int limit) {
+  /** The queue an item belongs to (it never changes); empty for no such item. */
+  public Optional<String> queueOf(long id) {
+    return getEntityManager()
+        .createQuery("select queue from Item where id = :id", String.class)
+        .setParameter("id", id)
+        .getResultStream()
+        .findFirst();
+  }
+
+  public List<ItemAction> actions(long itemId) {
+    return getEntityManager()
+        .createQuery("from ItemAction where itemId = :itemId order by id", ItemAction.class)
+        .setParameter("itemId", itemId)
+        .getResultList();
+  }
+
+  /**
+   * Newest first, strictly older than {@code beforeId} when given, in {@code queues} when not
+   * empty.
+   */
+  public List<Item> newestFirst(
+      java.util.Set<String> queues, ItemState state, Long beforeId, int limit) {
     List<String> filters = new ArrayList<>();
     Parameters parameters = new Parameters();
-    if (queue != null) {
-      filters.add("queue = :queue");
-      parameters.and("queue", queue);
+    if (!queues.isEmpty()) {
+      filters.add("queue in :queues");
+      parameters.and("queues", queues);
     }
     if (state != null) {
       filters.add("state = :state");

@@ -12,4 +12,5 @@ public record NewItem(
     String payload,
     Integer priority,
     Integer maxAttempts,
-    Instant runAt) {}
+    Instant runAt,
+    String enqueuedBy) {}

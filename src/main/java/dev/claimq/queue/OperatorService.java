@@ -3,6 +3,7 @@ package dev.claimq.queue;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.util.List;
+import java.util.Set;
 
 /** Operators' use cases: browse items and their history, retry or cancel, see queue health. */
 @ApplicationScoped
@@ -23,9 +24,9 @@ public class OperatorService {
   }
 
   @Transactional
-  public Page list(String queue, ItemState state, Long beforeId, int limit) {
+  public Page list(Set<String> queues, ItemState state, Long beforeId, int limit) {
     // One row more than asked tells whether a next page exists without a count.
-    List<Item> rows = items.newestFirst(queue, state, beforeId, limit + 1);
+    List<Item> rows = items.newestFirst(queues, state, beforeId, limit + 1);
     if (rows.size() <= limit) {
       return new Page(rows, null);
     }
@@ -40,9 +41,21 @@ public class OperatorService {
   }
 
   @Transactional
-  public Item retry(long id) {
+  public List<ItemAction> actions(long id) {
+    get(id);
+    return items.actions(id);
+  }
+
+  /** The queue of the item, for access checks; 404 when there is no such item. */
+  @Transactional
+  public String queueOf(long id) {
+    return items.queueOf(id).orElseThrow(() -> notFound(id));
+  }
+
+  @Transactional
+  public Item retry(long id, String actor) {
     return items
-        .retry(id)
+        .retry(id, actor)
         .orElseThrow(
             () ->
                 new StateConflictException(
@@ -50,9 +63,9 @@ public class OperatorService {
   }
 
   @Transactional
-  public Item cancel(long id) {
+  public Item cancel(long id, String actor) {
     return items
-        .cancel(id)
+        .cancel(id, actor)
         .orElseThrow(
             () ->
                 new StateConflictException(

@@ -52,9 +52,9 @@ public class WorkService {
    * again, so a worker may safely retry a complete whose answer it did not receive.
    */
   @Transactional
-  public Item complete(long id, String token, String externalRef) {
+  public Item complete(long id, String token, String externalRef, String actor) {
     return items
-        .complete(id, token, externalRef)
+        .complete(id, token, externalRef, actor)
         .orElseGet(() -> replayOrReject(id, token, ItemState.DONE));
   }
 
@@ -63,7 +63,13 @@ public class WorkService {
    * replaces the computed backoff). Repeating an accepted fail answers the same item again.
    */
   @Transactional
-  public Item fail(long id, String token, String error, boolean retryable, Long retryAfterSeconds) {
+  public Item fail(
+      long id,
+      String token,
+      String error,
+      boolean retryable,
+      Long retryAfterSeconds,
+      String actor) {
     Optional<Integer> attempt = items.attemptsOfClaim(id, token);
     if (attempt.isEmpty()) {
       return replayOrReject(id, token, ItemState.PENDING, ItemState.FAILED);
@@ -76,7 +82,7 @@ public class WorkService {
     // The token pins the claim, and attempts only changes with a new claim (and a new token), so
     // the delay computed from the read above is the one for this attempt.
     return items
-        .fail(id, token, reason, retryable, delay)
+        .fail(id, token, reason, retryable, delay, actor)
         .orElseGet(() -> replayOrReject(id, token, ItemState.PENDING, ItemState.FAILED));
   }
 

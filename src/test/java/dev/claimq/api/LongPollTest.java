@@ -146,6 +146,7 @@ class LongPollTest {
     HttpRequest request =
         HttpRequest.newBuilder(base.resolve("/v1/queues/" + queue + "/claim"))
             .header("Content-Type", "application/json")
+            .header("Authorization", "Bearer dev-worker-key")
             .timeout(Duration.ofSeconds(waitSeconds + 30))
             .POST(
                 HttpRequest.BodyPublishers.ofString(

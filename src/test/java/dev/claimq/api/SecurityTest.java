@@ -1,0 +1,256 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.claimedNext;
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every endpoint with every kind of caller, asserting the exact status: no key, an unknown key,
+ * another scheme, each role, and a key with every role limited to another queue. Calls go over a
+ * plain HTTP client so that no default key leaks in.
+ */
+@QuarkusTest
+class SecurityTest {
+  private static final Map<String, String> CALLERS = new LinkedHashMap<>();
+
+  static {
+    CALLERS.put("none", null);
+    CALLERS.put("unknown", "Bearer not-a-key");
+    CALLERS.put("basic", "Basic ZGV2LWFkbWluLWtleTo=");
+    CALLERS.put("agent", "Bearer dev-agent-key");
+    CALLERS.put("worker", "Bearer dev-worker-key");
+    CALLERS.put("operator", "Bearer dev-operator-key");
+    CALLERS.put("elsewhere", "Bearer test-elsewhere-key");
+  }
+
+  @TestHTTPResource("/")
+  URI base;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final ObjectMapper json = new ObjectMapper();
+
+  private String queue;
+  private String emptyQueue;
+  private String pendingLater;
+  private String done;
+
+  /** One endpoint call, and the status each caller must get. */
+  private record Case(String method, String path, String body, Map<String, Integer> expected) {}
+
+  @BeforeEach
+  void fixtures() {
+    queue = uniqueQueue("secured");
+    emptyQueue = uniqueQueue("secured-empty");
+    pendingLater =
+        enqueued(
+            queue, Map.of("dedupeKey", "later", "payload", 1, "runAt", "2099-01-01T00:00:00Z"));
+    done = enqueued(queue, "done", 1);
+    complete(done, Map.of("claimToken", claimedNext(queue, "w").path("claimToken")))
+        .then()
+        .statusCode(200);
+  }
+
+  @Test
+  void every_endpoint_answers_each_caller_with_the_exact_status() throws Exception {
+    List<Case> cases =
+        List.of(
+            new Case(
+                "POST",
+                "/v1/queues/" + queue + "/items",
+                "{\"dedupeKey\":\"k-${caller}\",\"payload\":1}",
+                only("agent", 201)),
+            new Case("POST", "/v1/queues/" + emptyQueue + "/claim", "{}", only("worker", 204)),
+            new Case("POST", "/v1/items/" + pendingLater + "/claim", "{}", only("worker", 204)),
+            new Case(
+                "POST",
+                "/v1/items/" + pendingLater + "/heartbeat",
+                "{\"claimToken\":\"x\"}",
+                only("worker", 409)),
+            new Case(
+                "POST",
+                "/v1/items/" + pendingLater + "/complete",
+                "{\"claimToken\":\"x\"}",
+                only("worker", 409)),
+            new Case(
+                "POST",
+                "/v1/items/" + pendingLater + "/fail",
+                "{\"claimToken\":\"x\",\"error\":\"e\"}",
+                only("worker", 409)),
+            new Case(
+                "GET",
+                "/v1/items/" + pendingLater,
+                null,
+                roles(Map.of("agent", 200, "worker", 200, "operator", 200))),
+            new Case("GET", "/v1/items?queue=" + queue, null, only("operator", 200)),
+            new Case("GET", "/v1/items/" + done + "/attempts", null, only("operator", 200)),
+            new Case("GET", "/v1/items/" + done + "/actions", null, only("operator", 200)),
+            new Case("POST", "/v1/items/" + done + "/retry", null, only("operator", 409)),
+            new Case("POST", "/v1/items/" + done + "/cancel", null, only("operator", 409)));
+
+    List<String> wrong = new ArrayList<>();
+    for (Case c : cases) {
+      for (Map.Entry<String, String> caller : CALLERS.entrySet()) {
+        int expected = c.expected().get(caller.getKey());
+        HttpResponse<String> response = call(c, caller.getKey(), caller.getValue());
+        if (response.statusCode() != expected) {
+          wrong.add(
+              c.method()
+                  + " "
+                  + c.path()
+                  + " as "
+                  + caller.getKey()
+                  + ": "
+                  + response.statusCode()
+                  + ", expected "
+                  + expected);
+        } else if (expected >= 400 && expected != 409) {
+          assertProblem(response, expected);
+        }
+      }
+    }
+    assertThat(wrong).isEmpty();
+  }
+
+  @Test
+  void a_key_limited_to_a_queue_sees_only_that_queue_in_listings() throws Exception {
+    String mine = "elsewhere";
+    enqueued(mine, Map.of("dedupeKey", uniqueQueue("k"), "payload", 1));
+
+    HttpResponse<String> queues = get("/v1/queues", "Bearer test-elsewhere-key");
+    assertThat(queues.statusCode()).isEqualTo(200);
+    for (JsonNode q : json.readTree(queues.body()).path("queues")) {
+      assertThat(q.path("queue").asText()).isEqualTo(mine);
+    }
+    HttpResponse<String> items = get("/v1/items?limit=500", "Bearer test-elsewhere-key");
+    assertThat(items.statusCode()).isEqualTo(200);
+    for (JsonNode item : json.readTree(items.body()).path("items")) {
+      assertThat(item.path("queue").asText()).isEqualTo(mine);
+    }
+    assertThat(get("/v1/items?queue=" + queue, "Bearer test-elsewhere-key").statusCode())
+        .isEqualTo(403);
+  }
+
+  @Test
+  void a_missing_or_unknown_key_is_a_401_problem_with_a_bearer_challenge() throws Exception {
+    for (String authorization : new String[] {null, "Bearer nope", "Bearer ", "Token x"}) {
+      HttpResponse<String> response = get("/v1/queues", authorization);
+      assertProblem(response, 401);
+      assertThat(response.headers().firstValue("WWW-Authenticate"))
+          .hasValue("Bearer realm=\"claimq\"");
+    }
+  }
+
+  @Test
+  void health_and_the_api_document_need_no_key() throws Exception {
+    assertThat(get("/q/health/ready", null).statusCode()).isEqualTo(200);
+    assertThat(get("/q/health/live", null).statusCode()).isEqualTo(200);
+    HttpResponse<String> document = get("/q/openapi", null);
+    assertThat(document.statusCode()).isEqualTo(200);
+    assertThat(document.body()).contains("bearer");
+  }
+
+  @Test
+  void what_a_key_does_is_recorded_under_its_name() throws Exception {
+    String q = uniqueQueue("who");
+    HttpResponse<String> enqueued =
+        send(
+            "POST",
+            "/v1/queues/" + q + "/items",
+            "{\"dedupeKey\":\"k\",\"payload\":1}",
+            "Bearer dev-agent-key");
+    String id = json.readTree(enqueued.body()).path("id").asText();
+    assertThat(json.readTree(enqueued.body()).path("enqueuedBy").asText()).isEqualTo("dev-agent");
+
+    JsonNode claim =
+        json.readTree(
+            send("POST", "/v1/queues/" + q + "/claim", "{}", "Bearer dev-worker-key").body());
+    String token = claim.path("claimToken").asText();
+    send(
+        "POST",
+        "/v1/items/" + id + "/fail",
+        "{\"claimToken\":\"" + token + "\",\"error\":\"x\",\"retryable\":false}",
+        "Bearer dev-worker-key");
+    send("POST", "/v1/items/" + id + "/retry", null, "Bearer dev-operator-key");
+    send("POST", "/v1/items/" + id + "/cancel", null, "Bearer dev-operator-key");
+
+    JsonNode attempts =
+        json.readTree(get("/v1/items/" + id + "/attempts", "Bearer dev-operator-key").body());
+    assertThat(attempts.path("attempts").get(0).path("finishedBy").asText())
+        .isEqualTo("dev-worker");
+    JsonNode actions =
+        json.readTree(get("/v1/items/" + id + "/actions", "Bearer dev-operator-key").body());
+    assertThat(actions.path("actions").findValuesAsText("action"))
+        .containsExactly("retry", "cancel");
+    assertThat(actions.path("actions").findValuesAsText("actor")).containsOnly("dev-operator");
+  }
+
+  private Map<String, Integer> only(String role, int status) {
+    return roles(Map.of(role, status));
+  }
+
+  /** The authorized roles' statuses; 401 for no or bad keys, 403 for other roles and queues. */
+  private Map<String, Integer> roles(Map<String, Integer> authorized) {
+    Map<String, Integer> expected = new LinkedHashMap<>();
+    expected.put("none", 401);
+    expected.put("unknown", 401);
+    expected.put("basic", 401);
+    for (String role : List.of("agent", "worker", "operator")) {
+      expected.put(role, authorized.getOrDefault(role, 403));
+    }
+    expected.put("elsewhere", 403);
+    return expected;
+  }
+
+  private HttpResponse<String> call(Case c, String callerName, String authorization)
+      throws Exception {
+    String body = c.body() == null ? null : c.body().replace("${caller}", callerName);
+    return send(c.method(), c.path(), body, authorization);
+  }
+
+  private HttpResponse<String> get(String path, String authorization) throws Exception {
+    return send("GET", path, null, authorization);
+  }
+
+  private HttpResponse<String> send(String method, String path, String body, String authorization)
+      throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path));
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
+    if (body != null) {
+      request.header("Content-Type", "application/json");
+    }
+    request.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private void assertProblem(HttpResponse<String> response, int status) throws Exception {
+    assertThat(response.statusCode()).isEqualTo(status);
+    assertThat(response.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    JsonNode problem = json.readTree(response.body());
+    assertThat(problem.path("status").asInt()).isEqualTo(status);
+    assertThat(problem.path("detail").asText()).isNotBlank();
+  }
+}
