@@ -90,6 +90,11 @@ final class ApiExamples {
       {"type": "https://claimq.dev/problems/forbidden", "title": "Forbidden", "status": 403,
        "detail": "The key 'mailer' may not use queue 'payments'."}""";
 
+  static final String TOO_LARGE =
+      """
+      {"type": "https://claimq.dev/problems/too-large", "title": "Request too large",
+       "status": 413, "detail": "The payload is 300112 bytes of JSON; the limit is 262144       (claimq.limits.payload-bytes). Store large content elsewhere and enqueue a reference to it."}""";
+
   static final String NOT_FOUND =
       """
       {"type": "https://claimq.dev/problems/item-not-found", "title": "Item not found",

@@ -56,6 +56,11 @@ public class ProblemMappers {
   }
 
   @ServerExceptionMapper
+  public RestResponse<Problem> tooLarge(TooLargeException e) {
+    return problem(413, "too-large", "Request too large", e.getMessage(), null);
+  }
+
+  @ServerExceptionMapper
   public RestResponse<Problem> badParameter(BadRequestException e) {
     return problem(
         400,
@@ -88,6 +93,11 @@ public class ProblemMappers {
     UnrecognizedPropertyException.class
   })
   public RestResponse<Problem> unreadableBody(JsonProcessingException e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof TooLargeException tooLarge) {
+        return tooLarge(tooLarge); // the body limit struck while Jackson was reading
+      }
+    }
     return malformed(describeJsonError(e));
   }
 

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import dev.claimq.config.ClaimqConfig;
 import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.NewItem;
 import dev.claimq.queue.OperatorService;
@@ -17,6 +18,7 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
@@ -41,12 +43,15 @@ public class QueuesResource {
   private final WaitingClaims waitingClaims;
   private final OperatorService operators;
   private final QueueGuard guard;
+  private final int maxPayloadBytes;
 
   QueuesResource(
       EnqueueService enqueuer,
       WaitingClaims waitingClaims,
       OperatorService operators,
-      QueueGuard guard) {
+      QueueGuard guard,
+      ClaimqConfig config) {
+    this.maxPayloadBytes = config.limits().payloadBytes();
     this.enqueuer = enqueuer;
     this.waitingClaims = waitingClaims;
     this.operators = operators;
@@ -91,6 +96,7 @@ public class QueuesResource {
               schema = @Schema(implementation = ItemView.class),
               examples = @ExampleObject(name = "existing item", value = ApiExamples.ITEM_PENDING)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "413", ref = "TooLarge")
   @APIResponse(responseCode = "422", ref = "DedupeConflict")
   @Consumes(MediaType.APPLICATION_JSON)
   public RestResponse<ItemView> enqueue(
@@ -102,7 +108,7 @@ public class QueuesResource {
             new NewItem(
                 guard.queue(Params.queue(queue)),
                 body.dedupeKey(),
-                body.payload().toString(),
+                payloadWithinLimit(body.payload().toString()),
                 body.priority(),
                 body.maxAttempts(),
                 Params.timestamp("runAt", body.runAt()),
@@ -184,5 +190,19 @@ public class QueuesResource {
             .filter(stats -> guard.mayUse(stats.queue()))
             .map(Views.QueueView::of)
             .toList());
+  }
+
+  private String payloadWithinLimit(String payload) {
+    int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > maxPayloadBytes) {
+      throw new TooLargeException(
+          "The payload is "
+              + bytes
+              + " bytes of JSON; the limit is "
+              + maxPayloadBytes
+              + " (claimq.limits.payload-bytes). Store large content elsewhere and enqueue a"
+              + " reference to it.");
+    }
+    return payload;
   }
 }

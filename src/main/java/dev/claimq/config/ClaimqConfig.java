@@ -14,6 +14,8 @@ public interface ClaimqConfig {
 
   Auth auth();
 
+  Limits limits();
+
   Lease lease();
 
   Retry retry();
@@ -32,6 +34,16 @@ public interface ClaimqConfig {
      * '+', queues '*' for all); MintKey prints one.
      */
     java.util.Optional<java.util.List<String>> keys();
+  }
+
+  interface Limits {
+    /** The largest request body accepted; larger ones get 413. */
+    @WithDefault("1048576")
+    long bodyBytes();
+
+    /** The largest item payload accepted (its JSON text in UTF-8); larger ones get 413. */
+    @WithDefault("262144")
+    int payloadBytes();
   }
 
   interface Lease {
