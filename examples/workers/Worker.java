@@ -171,7 +171,7 @@ public class Worker {
     String body = response.body();
     String reason =
         "provider answered " + status + ": " + body.substring(0, Math.min(500, body.length()));
-    if (status == 429 || status >= 500) {
+    if (status == 408 || status == 429 || status >= 500) {
       Long retryAfter =
           response
               .headers()

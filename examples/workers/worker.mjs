@@ -102,7 +102,7 @@ async function send(item) {
   const text = await response.text();
   if (response.ok) return { outcome: 'done', externalRef: JSON.parse(text).id };
   const error = `provider answered ${response.status}: ${text.slice(0, 500)}`;
-  if (response.status === 429 || response.status >= 500) {
+  if (response.status === 408 || response.status === 429 || response.status >= 500) {
     const retryAfter = response.headers.get('Retry-After');
     return { outcome: 'retry', error, retryAfterSeconds: /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined };
   }

@@ -103,7 +103,7 @@ def send(item):
     except urllib.error.HTTPError as error:
         reason = "provider answered %d: %s" % (error.code, error.read(500).decode(errors="replace"))
         retry_after = error.headers.get("Retry-After", "")
-        if error.code == 429 or error.code >= 500:
+        if error.code in (408, 429) or error.code >= 500:
             return retry(reason, int(retry_after) if retry_after.isdigit() else None)
         return permanent(reason)  # any other 4xx: this request will never succeed
     except (urllib.error.URLError, OSError) as error:

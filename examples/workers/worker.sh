@@ -114,7 +114,7 @@ send() {
   case $status in
     2??) echo done > "$tmp/outcome"; provider_ref "$tmp/provider" > "$tmp/detail" ;;
     000) echo retry > "$tmp/outcome"; echo "provider unreachable or timed out" > "$tmp/detail" ;;
-    429|5??)
+    408|429|5??)
       echo retry > "$tmp/outcome"
       echo "provider answered $status: $(head -c 500 "$tmp/provider")" > "$tmp/detail"
       tr -d '\r' < "$tmp/provider_headers" | sed -nE 's/^[Rr]etry-[Aa]fter: *([0-9]+)$/\1/p' > "$tmp/retry_after" ;;
