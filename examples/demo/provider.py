@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""A fake downstream provider for the demo and the tests: it records every send by its
+Idempotency-Key, so anyone can check afterwards that each item was sent exactly once.
+
+    python3 provider.py [--port 0]      # prints "PROVIDER_URL=http://127.0.0.1:<port>/sends" first
+
+POST /sends   the payload as JSON, with header Idempotency-Key (400 without one).
+              201 {"id": "snd_…"} for a new key; 200 and the same id for a key seen before,
+              as a real provider would, so a repeated send is harmless (and counted).
+              The payload steers it, to play a provider having a bad day:
+                "sleepSeconds": n    answer after n seconds (a slow send)
+                "fail": "always"     503 with Retry-After (a provider outage)
+                "fail": "permanent"  422 (a request that will never succeed)
+                "failTimes": n       503 with Retry-After for the first n requests of a key
+                "retryAfter": n      the Retry-After those 503s carry (default 1)
+GET  /sends   the record: {"sends": [{idempotencyKey, id, accepted, refused, payload}]}
+              accepted counts the requests answered 2xx; exactly once means accepted == 1.
+"""
+import argparse
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+record = {}  # idempotency key -> {idempotencyKey, id, accepted, refused, payload}
+record_lock = threading.Lock()
+
+
+class Provider(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        if self.path != "/sends":
+            return self.answer(404, {"error": "no such path"})
+        with record_lock:
+            sends = [dict(entry) for entry in record.values()]
+        self.answer(200, {"sends": sends})
+
+    def do_POST(self):
+        if self.path != "/sends":
+            return self.answer(404, {"error": "no such path"})
+        key = self.headers.get("Idempotency-Key")
+        try:
+            payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        except ValueError:
+            return self.answer(400, {"error": "the body must be JSON"})
+        if not key:
+            return self.answer(400, {"error": "Idempotency-Key header required"})
+        steer = payload if isinstance(payload, dict) else {}
+
+        time.sleep(float(steer.get("sleepSeconds", 0)))
+        with record_lock:
+            entry = record.setdefault(
+                key, {"idempotencyKey": key, "id": None, "accepted": 0, "refused": 0,
+                      "payload": payload})
+            # Decide and count in one step, so concurrent requests of one key cannot both be
+            # "the first".
+            if steer.get("fail") == "permanent":
+                entry["refused"] += 1
+                outcome = (422, {"error": "permanent: this request will never succeed"}, {})
+            elif steer.get("fail") == "always" or entry["refused"] < int(steer.get("failTimes", 0)):
+                entry["refused"] += 1
+                retry_after = str(int(steer.get("retryAfter", 1)))
+                outcome = (503, {"error": "temporarily unavailable"}, {"Retry-After": retry_after})
+            else:
+                replay = entry["id"] is not None
+                if not replay:
+                    entry["id"] = "snd_%04d" % (1 + sum(1 for e in record.values() if e["id"]))
+                entry["accepted"] += 1
+                outcome = (200 if replay else 201, {"id": entry["id"]},
+                           {"Idempotent-Replayed": "true"} if replay else {})
+        self.answer(*outcome)
+
+    def answer(self, status, body, headers=None):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format, *args):
+        pass  # the record is the log; stay quiet so the demo's output stays readable
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Fake provider that records every send.")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Provider)
+    print("PROVIDER_URL=http://127.0.0.1:%d/sends" % server.server_port, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

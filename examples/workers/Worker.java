@@ -1,0 +1,373 @@
+// A claimq worker in Java 17 with only the JDK (java.net.http): the protocol of
+// openapi/worker-protocol.md, end to end. Replace send() with your own side effect.
+//
+//   java Worker.java --queue emails [--url http://localhost:8080] [--worker mailer-1]
+//                    [--api-key KEY] [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
+//
+// Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
+// CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
+// demo send POSTs the payload there; without it, it only logs. SIGTERM or SIGINT: finish the item
+// in hand, then exit 0.
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+public class Worker {
+  /** claimq did not answer usefully (connection error, timeout, 5xx): try again later. */
+  static class Transient extends Exception {
+    Transient(String message) {
+      super(message);
+    }
+  }
+
+  /** 409: this claim is no longer current. Stop working on the item; never redo the send. */
+  static class ClaimGone extends Exception {
+    ClaimGone(String message) {
+      super(message);
+    }
+  }
+
+  /** The outcome of one send, as claimq wants to hear it: done, retry or permanent. */
+  record Outcome(String kind, String detail, Long retryAfterSeconds) {}
+
+  /** The fields of a claimed item a worker needs; the payload stays raw JSON, passed on as is. */
+  record Item(String id, String idempotencyKey, String claimToken, String payload) {}
+
+  static final HttpClient http =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
+  static volatile boolean stopping;
+  static Map<String, String> config;
+
+  public static void main(String[] args) throws Exception {
+    config = configure(args);
+    if (config.get("queue") == null) {
+      System.err.println("Worker.java: --queue or CLAIMQ_QUEUE is required");
+      System.exit(2);
+    }
+    // Only set a flag: the item in hand is finished, and the loop then returns normally (exit 0).
+    // sun.misc.Signal, because a shutdown hook could not keep the exit status at 0.
+    for (String name : new String[] {"TERM", "INT"}) {
+      sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> stopping = true);
+    }
+    int leaseSeconds = Integer.parseInt(config.get("lease-seconds"));
+    int waitSeconds = Integer.parseInt(config.get("wait-seconds"));
+    String claimBody =
+        String.format(
+            "{\"worker\": %s, \"leaseSeconds\": %d, \"waitSeconds\": %d}",
+            quote(config.get("worker")), leaseSeconds, waitSeconds);
+    int failures = 0;
+    while (!stopping) {
+      HttpResponse<String> claimed;
+      try {
+        claimed = post("/v1/queues/" + config.get("queue") + "/claim", claimBody, waitSeconds + 10);
+        failures = 0;
+      } catch (Transient | IllegalStateException error) {
+        double delay = backoff(++failures);
+        log(String.format("claim: %s; again in %.1fs", error.getMessage(), delay));
+        sleepUnlessStopping(delay);
+        continue;
+      } catch (ClaimGone impossible) {
+        continue;
+      }
+      if (claimed.statusCode() == 204) { // nothing due within waitSeconds
+        if (config.get("exit-when-empty") != null) {
+          log("queue " + config.get("queue") + " is empty; exiting");
+          break;
+        }
+        continue;
+      }
+      String json = claimed.body();
+      workOn(
+          new Item(
+              text(field(json, "id")),
+              text(field(json, "idempotencyKey")),
+              text(field(json, "claimToken")),
+              field(json, "payload")),
+          leaseSeconds); // a claimed item is finished even when stopping
+    }
+    log("stopped");
+  }
+
+  static void workOn(Item item, int leaseSeconds) {
+    var heartbeat = Executors.newSingleThreadScheduledExecutor();
+    long every = leaseSeconds * 1000L / 3;
+    heartbeat.scheduleAtFixedRate(() -> heartbeat(item), every, every, TimeUnit.MILLISECONDS);
+    Outcome outcome;
+    try {
+      outcome = send(item);
+    } catch (RuntimeException error) { // a bug in send(): report it rather than hold the item
+      outcome = new Outcome("retry", "worker error: " + error, null);
+    } finally {
+      heartbeat.shutdownNow();
+    }
+
+    String path = "/v1/items/" + item.id() + "/";
+    String token = "\"claimToken\": " + quote(item.claimToken());
+    try {
+      if (outcome.kind().equals("done")) {
+        String ref = outcome.detail() == null ? "" : ", \"externalRef\": " + quote(outcome.detail());
+        finish(path + "complete", "{" + token + ref + "}");
+        log("item " + item.id() + ": done (" + outcome.detail() + ")");
+      } else {
+        String retryAfter =
+            outcome.retryAfterSeconds() == null
+                ? ""
+                : ", \"retryAfterSeconds\": " + outcome.retryAfterSeconds();
+        String body =
+            String.format(
+                "{%s, \"error\": %s, \"retryable\": %s%s}",
+                token, quote(outcome.detail()), outcome.kind().equals("retry"), retryAfter);
+        String answer = finish(path + "fail", body).body();
+        log("item " + item.id() + ": " + outcome.detail() + ", now " + text(field(answer, "state")));
+      }
+    } catch (ClaimGone gone) {
+      // Another claim owns the item now. The provider has our idempotency key, so the next send
+      // of this item is recognised as this one: nothing to undo, nothing to redo.
+      log("item " + item.id() + ": claim gone; leaving the item to its current claim");
+    } catch (Transient | IllegalStateException error) {
+      log("item " + item.id() + ": " + error.getMessage());
+    }
+  }
+
+  /**
+   * The side effect. Always pass the item's idempotencyKey to the provider: if this item is ever
+   * sent twice (a stale worker, a crash before complete), the provider makes it one send.
+   */
+  static Outcome send(Item item) {
+    String providerUrl = System.getenv("PROVIDER_URL");
+    if (providerUrl == null || providerUrl.isEmpty()) {
+      log("item " + item.id() + ": would send " + item.payload());
+      return new Outcome("done", null, null);
+    }
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(providerUrl))
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", item.idempotencyKey())
+            .timeout(Duration.ofSeconds(30))
+            .POST(HttpRequest.BodyPublishers.ofString(item.payload()))
+            .build();
+    HttpResponse<String> response;
+    try {
+      response = http.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException | InterruptedException error) {
+      return new Outcome("retry", "provider unreachable: " + error, null);
+    }
+    int status = response.statusCode();
+    if (status >= 200 && status < 300) {
+      return new Outcome("done", text(field(response.body(), "id")), null);
+    }
+    String body = response.body();
+    String reason =
+        "provider answered " + status + ": " + body.substring(0, Math.min(500, body.length()));
+    if (status == 408 || status == 429 || status >= 500) {
+      Long retryAfter =
+          response
+              .headers()
+              .firstValue("Retry-After")
+              .filter(value -> value.matches("\\d+"))
+              .map(Long::valueOf)
+              .orElse(null);
+      return new Outcome("retry", reason, retryAfter);
+    }
+    return new Outcome("permanent", reason, null); // any other 4xx: will never succeed
+  }
+
+  /** Extends the lease; run every third of it while the send runs, so a slow send keeps it. */
+  static void heartbeat(Item item) {
+    try {
+      post(
+          "/v1/items/" + item.id() + "/heartbeat",
+          "{\"claimToken\": " + quote(item.claimToken()) + "}",
+          10);
+    } catch (ClaimGone gone) {
+      log("item " + item.id() + ": heartbeat answered 409: the claim is gone");
+      throw new IllegalStateException("claim gone"); // ends the schedule
+    } catch (Transient | IllegalStateException error) {
+      log("item " + item.id() + ": heartbeat failed (" + error.getMessage() + "); trying again");
+    }
+  }
+
+  /** complete and fail are repeat-safe, so a lost answer is simply asked again. */
+  static HttpResponse<String> finish(String path, String body) throws Transient, ClaimGone {
+    for (int attempt = 1; attempt <= 6; attempt++) {
+      try {
+        return post(path, body, 10);
+      } catch (Transient error) {
+        double delay = backoff(attempt);
+        log(String.format("%s: %s; again in %.1fs", path, error.getMessage(), delay));
+        sleep(delay); // finishing outlives a SIGTERM
+      }
+    }
+    throw new Transient("gave up on " + path + "; the lease will release the item");
+  }
+
+  static HttpResponse<String> post(String path, String body, int timeoutSeconds)
+      throws Transient, ClaimGone {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(config.get("url").replaceAll("/$", "") + path))
+            .header("Content-Type", "application/json")
+            .timeout(Duration.ofSeconds(timeoutSeconds))
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (config.get("api-key") != null) {
+      request.header("Authorization", "Bearer " + config.get("api-key"));
+    }
+    HttpResponse<String> response;
+    try {
+      response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (IOException | InterruptedException error) { // refused, reset, timed out
+      throw new Transient(error.toString());
+    }
+    int status = response.statusCode();
+    if (status == 409) throw new ClaimGone(response.body());
+    if (status >= 500) throw new Transient("claimq answered " + status);
+    if (status >= 400) {
+      throw new IllegalStateException(
+          "claimq refused " + path + ": " + status + " " + response.body());
+    }
+    return response;
+  }
+
+  /** Full jitter: a random delay up to 0.5s * 2^attempt, so restarted workers spread out. */
+  static double backoff(int attempt) {
+    return ThreadLocalRandom.current().nextDouble() * Math.min(30, 0.5 * Math.pow(2, attempt));
+  }
+
+  static void sleep(double seconds) {
+    try {
+      Thread.sleep((long) (seconds * 1000));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  static void sleepUnlessStopping(double seconds) {
+    long until = System.nanoTime() + (long) (seconds * 1e9);
+    while (!stopping && System.nanoTime() < until) sleep(0.1);
+  }
+
+  static Map<String, String> configure(String[] args) {
+    Map<String, String> config = new HashMap<>();
+    config.put("url", env("CLAIMQ_URL", "http://localhost:8080"));
+    config.put("queue", env("CLAIMQ_QUEUE", null));
+    config.put(
+        "worker", env("CLAIMQ_WORKER", "java-" + ProcessHandle.current().pid()));
+    config.put("api-key", env("CLAIMQ_API_KEY", null));
+    config.put("lease-seconds", env("CLAIMQ_LEASE_SECONDS", "60"));
+    config.put("wait-seconds", env("CLAIMQ_WAIT_SECONDS", "20"));
+    config.put("exit-when-empty", "1".equals(System.getenv("CLAIMQ_EXIT_WHEN_EMPTY")) ? "1" : null);
+    for (int i = 0; i < args.length; i++) {
+      String name = args[i].replaceFirst("^--", "");
+      if (name.equals("exit-when-empty")) {
+        config.put(name, "1");
+      } else if (config.containsKey(name) && i + 1 < args.length) {
+        config.put(name, args[++i]);
+      } else {
+        throw new IllegalArgumentException("unknown or incomplete option " + args[i]);
+      }
+    }
+    return config;
+  }
+
+  static String env(String name, String fallback) {
+    String value = System.getenv(name);
+    return value == null || value.isEmpty() ? fallback : value;
+  }
+
+  static void log(String message) {
+    System.out.println(config.get("worker") + ": " + message);
+  }
+
+  // Just enough JSON for a worker, since the JDK has no parser: read top-level fields of an
+  // object as raw JSON text, and quote strings for the bodies we write.
+
+  /** The raw JSON text of a top-level field of a JSON object, or null if absent. */
+  static String field(String json, String name) {
+    int i = skipSpace(json, json.indexOf('{') + 1);
+    while (i < json.length() && json.charAt(i) == '"') {
+      int keyEnd = endOfValue(json, i);
+      String key = text(json.substring(i, keyEnd));
+      int valueStart = skipSpace(json, skipSpace(json, keyEnd) + 1); // past the colon
+      int valueEnd = endOfValue(json, valueStart);
+      if (key.equals(name)) return json.substring(valueStart, valueEnd);
+      i = skipSpace(json, valueEnd);
+      if (i < json.length() && json.charAt(i) == ',') i = skipSpace(json, i + 1);
+    }
+    return null;
+  }
+
+  static int endOfValue(String json, int start) {
+    int depth = 0;
+    boolean inString = false;
+    for (int i = start; i < json.length(); i++) {
+      char c = json.charAt(i);
+      if (inString) {
+        if (c == '\\') i++;
+        else if (c == '"') {
+          inString = false;
+          if (depth == 0) return i + 1;
+        }
+      } else if (c == '"') inString = true;
+      else if (c == '{' || c == '[') depth++;
+      else if (c == '}' || c == ']') {
+        if (depth == 0) return i;
+        if (--depth == 0) return i + 1;
+      } else if (depth == 0 && (c == ',' || Character.isWhitespace(c))) return i;
+    }
+    return json.length();
+  }
+
+  static int skipSpace(String json, int i) {
+    while (i < json.length() && Character.isWhitespace(json.charAt(i))) i++;
+    return i;
+  }
+
+  /** A raw JSON string as Java text (null for JSON null); other raw values as they are. */
+  static String text(String raw) {
+    if (raw == null || raw.equals("null")) return null;
+    if (!raw.startsWith("\"")) return raw;
+    StringBuilder out = new StringBuilder();
+    for (int i = 1; i < raw.length() - 1; i++) {
+      char c = raw.charAt(i);
+      if (c != '\\') {
+        out.append(c);
+        continue;
+      }
+      char escaped = raw.charAt(++i);
+      switch (escaped) {
+        case 'n' -> out.append('\n');
+        case 't' -> out.append('\t');
+        case 'r' -> out.append('\r');
+        case 'b' -> out.append('\b');
+        case 'f' -> out.append('\f');
+        case 'u' -> {
+          out.append((char) Integer.parseInt(raw.substring(i + 1, i + 5), 16));
+          i += 4;
+        }
+        default -> out.append(escaped); // \" \\ \/
+      }
+    }
+    return out.toString();
+  }
+
+  static String quote(String text) {
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : text.toCharArray()) {
+      if (c == '"' || c == '\\') out.append('\\').append(c);
+      else if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
+      else out.append(c);
+    }
+    return out.append('"').toString();
+  }
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env node
+// A claimq worker for Node.js 20 with only the built-in fetch: the protocol of
+// openapi/worker-protocol.md, end to end. Replace send() with your own side effect.
+//
+//   node worker.mjs --queue emails [--url http://localhost:8080] [--worker mailer-1]
+//                   [--api-key KEY] [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
+//
+// Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
+// CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
+// demo send POSTs the payload there; without it, it only logs. SIGTERM or SIGINT: finish the item
+// in hand, then exit 0.
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const env = process.env;
+const { values: args } = parseArgs({
+  options: {
+    url: { type: 'string', default: env.CLAIMQ_URL ?? 'http://localhost:8080' },
+    queue: { type: 'string', default: env.CLAIMQ_QUEUE },
+    worker: { type: 'string', default: env.CLAIMQ_WORKER ?? `${hostname()}-${process.pid}` },
+    'api-key': { type: 'string', default: env.CLAIMQ_API_KEY },
+    'lease-seconds': { type: 'string', default: env.CLAIMQ_LEASE_SECONDS ?? '60' },
+    'wait-seconds': { type: 'string', default: env.CLAIMQ_WAIT_SECONDS ?? '20' },
+    'exit-when-empty': { type: 'boolean', default: env.CLAIMQ_EXIT_WHEN_EMPTY === '1' },
+  },
+});
+if (!args.queue) {
+  console.error('worker.mjs: --queue or CLAIMQ_QUEUE is required');
+  process.exit(2);
+}
+const baseUrl = args.url.replace(/\/$/, '');
+const leaseSeconds = Number(args['lease-seconds']);
+const waitSeconds = Number(args['wait-seconds']);
+const log = (message) => console.log(`${args.worker}: ${message}`);
+
+const stop = new AbortController(); // aborted by SIGTERM/SIGINT: no new claims, no more waiting
+for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => stop.abort());
+
+/** claimq did not answer usefully (connection error, timeout, 5xx): try again later. */
+class Transient extends Error {}
+/** 409: this claim is no longer current. Stop working on the item; never redo the send. */
+class ClaimGone extends Error {}
+
+async function post(path, body, timeoutSeconds = 10) {
+  const headers = { 'Content-Type': 'application/json' };
+  if (args['api-key']) headers.Authorization = `Bearer ${args['api-key']}`;
+  let response;
+  try {
+    response = await fetch(baseUrl + path, {
+      method: 'POST', headers, body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutSeconds * 1000),
+    });
+  } catch (error) { // refused, reset, timed out
+    throw new Transient(`${error.cause?.code ?? error.name}`);
+  }
+  const text = await response.text();
+  if (response.status === 409) throw new ClaimGone(text);
+  if (response.status >= 500) throw new Transient(`claimq answered ${response.status}`);
+  if (!response.ok) throw new Error(`claimq refused ${path}: ${response.status} ${text}`);
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** complete and fail are repeat-safe, so a lost answer is simply asked again. */
+async function finish(path, body) {
+  for (let attempt = 1; attempt <= 6; attempt++) {
+    try {
+      return await post(path, body);
+    } catch (error) {
+      if (!(error instanceof Transient)) throw error;
+      const delay = backoff(attempt);
+      log(`${path}: ${error.message}; again in ${delay.toFixed(1)}s`);
+      await sleep(delay * 1000); // finishing outlives a SIGTERM
+    }
+  }
+  throw new Transient(`gave up on ${path}; the lease will release the item`);
+}
+
+/** Full jitter: a random delay up to 0.5s * 2^attempt, so restarted workers spread out. */
+const backoff = (attempt, cap = 30) => Math.random() * Math.min(cap, 0.5 * 2 ** attempt);
+
+/**
+ * The side effect. Always pass item.idempotencyKey to the provider: if this item is ever sent
+ * twice (a stale worker, a crash before complete), the provider makes it one send.
+ */
+async function send(item) {
+  if (!env.PROVIDER_URL) {
+    log(`item ${item.id}: would send ${JSON.stringify(item.payload)}`);
+    return { outcome: 'done' };
+  }
+  let response;
+  try {
+    response = await fetch(env.PROVIDER_URL, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': item.idempotencyKey },
+      body: JSON.stringify(item.payload),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    return { outcome: 'retry', error: `provider unreachable: ${error.cause?.code ?? error.name}` };
+  }
+  const text = await response.text();
+  if (response.ok) return { outcome: 'done', externalRef: JSON.parse(text).id };
+  const error = `provider answered ${response.status}: ${text.slice(0, 500)}`;
+  if (response.status === 408 || response.status === 429 || response.status >= 500) {
+    const retryAfter = response.headers.get('Retry-After');
+    return { outcome: 'retry', error, retryAfterSeconds: /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined };
+  }
+  return { outcome: 'permanent', error }; // any other 4xx: this request will never succeed
+}
+
+/** Extends the lease every third of it while the send runs, so a slow send keeps its claim. */
+function startHeartbeat(item) {
+  const timer = setInterval(async () => {
+    try {
+      await post(`/v1/items/${item.id}/heartbeat`, { claimToken: item.claimToken });
+    } catch (error) {
+      if (error instanceof ClaimGone) {
+        log(`item ${item.id}: heartbeat answered 409: the claim is gone`);
+        clearInterval(timer);
+      } else {
+        log(`item ${item.id}: heartbeat failed (${error.message}); trying again`);
+      }
+    }
+  }, (leaseSeconds / 3) * 1000);
+  return () => clearInterval(timer);
+}
+
+async function workOn(item) {
+  const stopHeartbeat = startHeartbeat(item);
+  let result;
+  try {
+    result = await send(item);
+  } catch (error) { // a bug in send(): report it rather than hold the item
+    result = { outcome: 'retry', error: `worker error: ${error}` };
+  } finally {
+    stopHeartbeat();
+  }
+  const path = `/v1/items/${item.id}/`;
+  try {
+    if (result.outcome === 'done') {
+      await finish(path + 'complete', { claimToken: item.claimToken, externalRef: result.externalRef });
+      log(`item ${item.id}: done (${result.externalRef})`);
+    } else {
+      const { body } = await finish(path + 'fail', {
+        claimToken: item.claimToken,
+        error: result.error,
+        retryable: result.outcome === 'retry',
+        retryAfterSeconds: result.retryAfterSeconds,
+      });
+      log(`item ${item.id}: ${result.error}, now ${body.state}`);
+    }
+  } catch (error) {
+    if (error instanceof ClaimGone) {
+      // Another claim owns the item now. The provider has our idempotency key, so the next send
+      // of this item is recognised as this one: nothing to undo, nothing to redo.
+      log(`item ${item.id}: claim gone; leaving the item to its current claim`);
+    } else {
+      log(`item ${item.id}: ${error.message}`);
+    }
+  }
+}
+
+const claimBody = { worker: args.worker, leaseSeconds, waitSeconds };
+let failures = 0;
+while (!stop.signal.aborted) {
+  let claimed;
+  try {
+    claimed = await post(`/v1/queues/${encodeURIComponent(args.queue)}/claim`, claimBody, waitSeconds + 10);
+    failures = 0;
+  } catch (error) {
+    const delay = backoff(++failures);
+    log(`claim: ${error.message}; again in ${delay.toFixed(1)}s`);
+    await sleep(delay * 1000, undefined, { signal: stop.signal }).catch(() => {});
+    continue;
+  }
+  if (claimed.status === 204) { // nothing due within waitSeconds
+    if (args['exit-when-empty']) {
+      log(`queue ${args.queue} is empty; exiting`);
+      break;
+    }
+    continue;
+  }
+  await workOn(claimed.body); // a claimed item is finished even when stopping
+}
+log('stopped');

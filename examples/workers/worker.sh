@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# A claimq worker in bash and curl: the protocol of openapi/worker-protocol.md, end to end.
+# Replace send() with your own side effect. Uses jq when installed; without it, reads claimq's
+# compact JSON with sed (exact for claimq's answers; the demo provider's id is read loosely).
+#
+#   worker.sh --queue emails [--url http://localhost:8080] [--worker mailer-1] [--api-key KEY]
+#             [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
+#
+# Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
+# CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1 (CLAIMQ_NO_JQ=1 forces the
+# sed fallback). With PROVIDER_URL set, the demo send POSTs the payload there; without it, it only
+# logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
+set -uo pipefail
+
+url=${CLAIMQ_URL:-http://localhost:8080}
+queue=${CLAIMQ_QUEUE:-}
+worker=${CLAIMQ_WORKER:-$(hostname)-$$}
+api_key=${CLAIMQ_API_KEY:-}
+lease_seconds=${CLAIMQ_LEASE_SECONDS:-60}
+wait_seconds=${CLAIMQ_WAIT_SECONDS:-20}
+exit_when_empty=${CLAIMQ_EXIT_WHEN_EMPTY:-0}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --url) url=$2; shift ;;
+    --queue) queue=$2; shift ;;
+    --worker) worker=$2; shift ;;
+    --api-key) api_key=$2; shift ;;
+    --lease-seconds) lease_seconds=$2; shift ;;
+    --wait-seconds) wait_seconds=$2; shift ;;
+    --exit-when-empty) exit_when_empty=1 ;;
+    *) echo "worker.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$queue" ] || { echo "worker.sh: --queue or CLAIMQ_QUEUE is required" >&2; exit 2; }
+url=${url%/}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Only set a flag: bash runs the trap after the current curl returns, so the item in hand is
+# finished and the loop then ends normally.
+stopping=0
+trap 'stopping=1' TERM INT
+
+log() { printf '%s: %s\n' "$worker" "$*"; }
+
+# Fields of a claimed item (file $2). The sed patterns rely on claimq's field order and on JSON
+# strings escaping their quotes: the first '","payload":' and the last ',"priority":N,' or
+# ',"idempotencyKey":"' are claimq's own, whatever the payload holds.
+if command -v jq >/dev/null && [ "${CLAIMQ_NO_JQ:-0}" != 1 ]; then
+  item_field() { if [ "$1" = payload ]; then jq -c .payload "$2"; else jq -r ".$1 // empty" "$2"; fi; }
+  provider_ref() { jq -r '.id // empty' "$1"; }
+else
+  string_re='"([^"\\]|\\.)*"'
+  item_field() {
+    case $1 in
+      id) sed -E 's/^\{"id":"([0-9]+)".*/\1/' "$2" ;;
+      state) sed -E "s/^\\{\"id\":\"[0-9]+\",\"queue\":\"[^\"]*\",\"dedupeKey\":$string_re,\"state\":\"([a-z]+)\".*/\\2/" "$2" ;;
+      payload) sed -E "s/^\\{\"id\":\"[0-9]+\",\"queue\":\"[^\"]*\",\"dedupeKey\":$string_re,\"state\":\"[a-z]+\",\"payload\":(.*),\"priority\":-?[0-9]+,\"attempts\":.*/\\2/" "$2" ;;
+      idempotencyKey) sed -E 's/.*,"idempotencyKey":"([^"]*)".*/\1/' "$2" ;;
+      claimToken) sed -E 's/.*,"claimToken":"([^"]*)"\}$/\1/' "$2" ;;
+    esac
+  }
+  provider_ref() { sed -nE 's/.*"id": *"([^"]*)".*/\1/p' "$1"; }
+fi
+
+json_string() { printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+
+# claimq PATH BODY [TIMEOUT]: prints the HTTP status (000: no answer); the body lands in $tmp/answer.
+claimq() {
+  local auth=()
+  [ -n "$api_key" ] && auth=(-H "Authorization: Bearer $api_key")
+  curl -s -o "$tmp/answer" -w '%{http_code}' --max-time "${3:-10}" -X POST \
+    -H 'Content-Type: application/json' ${auth[@]+"${auth[@]}"} --data-binary "$2" "$url$1" \
+    2>/dev/null || true
+}
+
+# Full jitter: a random delay up to 0.5s * 2^attempt (capped at 30s), so restarted workers spread out.
+backoff() {
+  local ceiling_ms=$(( 500 * (1 << $1) )); [ "$ceiling_ms" -gt 30000 ] && ceiling_ms=30000
+  local ms=$(( (RANDOM * 32768 + RANDOM) % ceiling_ms ))
+  printf '%d.%03d' $((ms / 1000)) $((ms % 1000))
+}
+
+# complete and fail are repeat-safe, so a lost answer is simply asked again.
+finish() {
+  local attempt status delay
+  for attempt in 1 2 3 4 5 6; do
+    status=$(claimq "$1" "$2")
+    case $status in
+      000|5??) delay=$(backoff "$attempt"); log "$1: answered $status; again in ${delay}s"; sleep "$delay" ;;
+      *) echo "$status"; return ;;
+    esac
+  done
+  echo 000
+}
+
+# The side effect, reading the claimed item in $tmp/item. Always pass the idempotencyKey to the
+# provider: if this item is ever sent twice (a stale worker, a crash before complete), the
+# provider makes it one send. Writes $tmp/outcome (done, retry or permanent), $tmp/detail (the
+# provider's reference, or the reason) and $tmp/retry_after.
+send() {
+  : > "$tmp/retry_after"
+  if [ -z "${PROVIDER_URL:-}" ]; then
+    log "item $(item_field id "$tmp/item"): would send $(item_field payload "$tmp/item")"
+    echo done > "$tmp/outcome"; : > "$tmp/detail"; return
+  fi
+  item_field payload "$tmp/item" > "$tmp/payload"
+  local status
+  status=$(curl -s -o "$tmp/provider" -D "$tmp/provider_headers" -w '%{http_code}' --max-time 30 \
+    -X POST -H 'Content-Type: application/json' \
+    -H "Idempotency-Key: $(item_field idempotencyKey "$tmp/item")" \
+    --data-binary @"$tmp/payload" "$PROVIDER_URL" 2>/dev/null) || true
+  case $status in
+    2??) echo done > "$tmp/outcome"; provider_ref "$tmp/provider" > "$tmp/detail" ;;
+    000) echo retry > "$tmp/outcome"; echo "provider unreachable or timed out" > "$tmp/detail" ;;
+    408|429|5??)
+      echo retry > "$tmp/outcome"
+      echo "provider answered $status: $(head -c 500 "$tmp/provider")" > "$tmp/detail"
+      tr -d '\r' < "$tmp/provider_headers" | sed -nE 's/^[Rr]etry-[Aa]fter: *([0-9]+)$/\1/p' > "$tmp/retry_after" ;;
+    *) # any other 4xx: this request will never succeed
+      echo permanent > "$tmp/outcome"
+      echo "provider answered $status: $(head -c 500 "$tmp/provider")" > "$tmp/detail" ;;
+  esac
+}
+
+work_on() {
+  local id token
+  id=$(item_field id "$tmp/item")
+  token=$(item_field claimToken "$tmp/item")
+  # The send runs in the background so this loop can heartbeat every third of the lease.
+  send &
+  local send_pid=$! beat_every=$(( lease_seconds / 3 > 0 ? lease_seconds / 3 : 1 ))
+  local next_beat=$(( SECONDS + beat_every )) status
+  while kill -0 "$send_pid" 2>/dev/null; do
+    sleep 0.1
+    if [ "$SECONDS" -ge "$next_beat" ]; then
+      status=$(claimq "/v1/items/$id/heartbeat" "{\"claimToken\": \"$token\"}")
+      [ "$status" = 409 ] && log "item $id: heartbeat answered 409: the claim is gone"
+      next_beat=$(( SECONDS + beat_every ))
+    fi
+  done
+  wait "$send_pid"
+
+  local outcome detail retry_after body
+  outcome=$(cat "$tmp/outcome"); detail=$(cat "$tmp/detail"); retry_after=$(cat "$tmp/retry_after")
+  if [ "$outcome" = done ]; then
+    body="{\"claimToken\": \"$token\"${detail:+, \"externalRef\": $(json_string "$detail")}}"
+    status=$(finish "/v1/items/$id/complete" "$body")
+    [ "$status" = 200 ] && log "item $id: done ($detail)"
+  else
+    body="{\"claimToken\": \"$token\", \"error\": $(json_string "$detail"), \"retryable\": $([ "$outcome" = retry ] && echo true || echo false)${retry_after:+, \"retryAfterSeconds\": $retry_after}}"
+    status=$(finish "/v1/items/$id/fail" "$body")
+    [ "$status" = 200 ] && log "item $id: $detail, now $(item_field state "$tmp/answer")"
+  fi
+  case $status in
+    200) ;;
+    # Another claim owns the item now. The provider has our idempotency key, so the next send of
+    # this item is recognised as this one: nothing to undo, nothing to redo.
+    409) log "item $id: claim gone; leaving the item to its current claim" ;;
+    *) log "item $id: claimq answered $status: $(cat "$tmp/answer" 2>/dev/null)" ;;
+  esac
+}
+
+claim_body="{\"worker\": $(json_string "$worker"), \"leaseSeconds\": $lease_seconds, \"waitSeconds\": $wait_seconds}"
+failures=0
+while [ "$stopping" = 0 ]; do
+  status=$(claimq "/v1/queues/$queue/claim" "$claim_body" $(( wait_seconds + 10 )))
+  case $status in
+    200)
+      failures=0
+      cp "$tmp/answer" "$tmp/item"
+      work_on ;; # a claimed item is finished even when stopping
+    204) # nothing due within waitSeconds
+      failures=0
+      if [ "$exit_when_empty" = 1 ]; then log "queue $queue is empty; exiting"; break; fi ;;
+    *)
+      failures=$(( failures < 6 ? failures + 1 : 6 ))
+      delay=$(backoff "$failures")
+      log "claim: answered $status $(cat "$tmp/answer" 2>/dev/null); again in ${delay}s"
+      sleep "$delay" ;;
+  esac
+done
+log stopped
+exit 0
