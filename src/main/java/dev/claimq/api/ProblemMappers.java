@@ -182,18 +182,16 @@ public class ProblemMappers {
   }
 
   @ServerExceptionMapper
-  public RestResponse<Problem> databaseUnavailable(JDBCConnectionException e) {
-    LOG.warnf("database unavailable: %s", e.getMessage());
-    return problem(
-        503,
-        "database-unavailable",
-        "Database unavailable",
-        "The queue's database cannot be reached right now; retry shortly.",
-        null);
-  }
-
-  @ServerExceptionMapper
   public RestResponse<Problem> unexpected(Throwable e) {
+    if (databaseUnavailable(e)) {
+      LOG.warnf("database unavailable: %s", rootMessage(e));
+      return problem(
+          503,
+          "database-unavailable",
+          "Database unavailable",
+          "The queue's database cannot be reached right now; nothing was changed. Retry shortly.",
+          null);
+    }
     LOG.error("unexpected error", e);
     return problem(
         500,
@@ -201,6 +199,38 @@ public class ProblemMappers {
         "Internal error",
         "The service failed to handle this request; it has been logged.",
         null);
+  }
+
+  /**
+   * A lost or refused connection, a pool with none to give, or a server shutting down: the database
+   * is away, which is the client's cue to retry, not a bug. (Any statement that did run ran in a
+   * transaction that did not commit.)
+   */
+  private static boolean databaseUnavailable(Throwable e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof JDBCConnectionException) {
+        return true;
+      }
+      if (cause instanceof java.sql.SQLException sql) {
+        String state = sql.getSQLState() == null ? "" : sql.getSQLState();
+        String message = sql.getMessage() == null ? "" : sql.getMessage();
+        if (state.startsWith("08") // connection exception
+            || state.startsWith("57P") // admin shutdown, crash shutdown, cannot connect now
+            || state.equals("53300") // too many connections
+            || message.contains("acquisition timeout")) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getClass().getSimpleName() + ": " + root.getMessage();
   }
 
   private static RestResponse<Problem> malformed(String detail) {
