@@ -38,6 +38,11 @@ final class Params {
     return Long.parseLong(id);
   }
 
+  /** In a batch, an id that is not one of ours names no item: 0, which answers 404 per entry. */
+  static long itemIdOrZero(String id) {
+    return id != null && ID.matcher(id).matches() ? Long.parseLong(id) : 0;
+  }
+
   static ItemState state(String name) {
     if (name == null) {
       return null;

@@ -27,7 +27,7 @@ class QueueGuard {
 
   /** 403 unless the key may use the item's queue; an unlimited key costs no lookup. */
   long item(long id) {
-    if (!caller.queues().isEmpty()) {
+    if (!caller.queues().isEmpty() && id > 0) {
       caller.requireQueue(operators.queueOf(id));
     }
     return id;

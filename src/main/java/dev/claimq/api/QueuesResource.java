@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.queue.BatchService;
 import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.NewItem;
 import dev.claimq.queue.OperatorService;
@@ -17,9 +18,12 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -41,6 +45,7 @@ public class QueuesResource {
 
   private final EnqueueService enqueuer;
   private final WaitingClaims waitingClaims;
+  private final BatchService batches;
   private final OperatorService operators;
   private final QueueGuard guard;
   private final int maxPayloadBytes;
@@ -48,12 +53,14 @@ public class QueuesResource {
   QueuesResource(
       EnqueueService enqueuer,
       WaitingClaims waitingClaims,
+      BatchService batches,
       OperatorService operators,
       QueueGuard guard,
       ClaimqConfig config) {
     this.maxPayloadBytes = config.limits().payloadBytes();
     this.enqueuer = enqueuer;
     this.waitingClaims = waitingClaims;
+    this.batches = batches;
     this.operators = operators;
     this.guard = guard;
   }
@@ -143,28 +150,82 @@ public class QueuesResource {
               examples = @ExampleObject(name = "long poll", value = ApiExamples.CLAIM_NEXT)))
   @APIResponse(
       responseCode = "200",
-      description = "Claimed: this worker now holds the item until its lease ends.",
+      description =
+          "Claimed: this worker now holds the item until its lease ends (with max: the items,"
+              + " as {items: [...]}).",
       content =
           @Content(
-              schema = @Schema(implementation = ClaimedItemView.class),
+              schema = @Schema(oneOf = {ClaimedItemView.class, Views.ClaimedItems.class}),
               examples = @ExampleObject(name = "claimed", value = ApiExamples.ITEM_CLAIMED)))
   @APIResponse(
       responseCode = "204",
       description = "Nothing was due in this queue (within waitSeconds, when given).")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public Uni<RestResponse<ClaimedItemView>> claimNext(
+  public Uni<Response> claimNext(
       @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
           String queue,
       @Valid Requests.ClaimNext body) {
-    Requests.ClaimNext claim = body == null ? new Requests.ClaimNext(null, null, null) : body;
+    Requests.ClaimNext claim = body == null ? new Requests.ClaimNext(null, null, null, null) : body;
     Duration wait = Duration.ofSeconds(claim.waitSeconds() == null ? 0 : claim.waitSeconds());
     return waitingClaims
-        .claimNext(guard.queue(Params.queue(queue)), claim.worker(), claim.leaseSeconds(), wait)
+        .claimNext(
+            guard.queue(Params.queue(queue)),
+            claim.worker(),
+            claim.leaseSeconds(),
+            claim.max(),
+            wait)
         .map(
-            won ->
-                won.map(ClaimedItemView::of)
-                    .map(RestResponse::ok)
-                    .orElseGet(RestResponse::noContent));
+            claims -> {
+              if (claims.isEmpty()) {
+                return Response.noContent().build();
+              }
+              if (claim.max() == null) {
+                return Response.ok(ClaimedItemView.of(claims.get(0))).build();
+              }
+              return Response.ok(
+                      new Views.ClaimedItems(claims.stream().map(ClaimedItemView::of).toList()))
+                  .build();
+            });
+  }
+
+  @POST
+  @Path("/{queue}/items:batch")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @RolesAllowed(Role.AGENT)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
+  @Tag(name = "agents")
+  @Operation(
+      summary = "Enqueue up to 500 items at once",
+      description =
+          "Each entry is decided exactly as a single enqueue: 201 new, 200 the same work again,"
+              + " 422 a reused key with another payload. The whole batch is one statement; an"
+              + " invalid entry refuses the whole batch with 400.")
+  @APIResponse(
+      responseCode = "200",
+      description = "One result per entry, in order.",
+      content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "413", ref = "TooLarge")
+  public Views.BatchResults enqueueBatch(
+      @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
+          String queue,
+      @Valid @NotNull Requests.EnqueueBatch body) {
+    String name = guard.queue(Params.queue(queue));
+    List<NewItem> entries = new ArrayList<>();
+    for (int i = 0; i < body.items().size(); i++) {
+      Requests.Enqueue entry = body.items().get(i);
+      entries.add(
+          new NewItem(
+              name,
+              entry.dedupeKey(),
+              payloadWithinLimit(entry.payload().toString()),
+              entry.priority(),
+              entry.maxAttempts(),
+              Params.timestamp("items[" + i + "].runAt", entry.runAt()),
+              guard.actor()));
+    }
+    return Views.BatchResults.of(batches.enqueue(name, entries, guard.actor()));
   }
 
   @RolesAllowed(Role.OPERATOR)

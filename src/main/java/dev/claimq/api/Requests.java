@@ -1,11 +1,13 @@
 package dev.claimq.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
+import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
@@ -16,6 +18,9 @@ public final class Requests {
   static final int MAX_LEASE_SECONDS = 43_200;
   static final int MAX_TOKEN_LENGTH = 100;
   static final int MAX_WAIT_SECONDS = 20;
+  static final int MAX_CLAIM_BATCH = 100;
+  static final int MAX_ENQUEUE_BATCH = 500;
+  static final int MAX_FINISH_BATCH = 500;
 
   @Schema(name = "EnqueueRequest")
   public record Enqueue(
@@ -75,7 +80,43 @@ public final class Requests {
               defaultValue = "0")
           @Min(0)
           @Max(MAX_WAIT_SECONDS)
-          Integer waitSeconds) {}
+          Integer waitSeconds,
+      @Schema(
+              description =
+                  "Claim up to this many items at once; the answer is then {items: [...]}."
+                      + " Omit for one item, answered as the item itself.")
+          @Min(1)
+          @Max(MAX_CLAIM_BATCH)
+          Integer max) {}
+
+  @Schema(name = "EnqueueBatchRequest")
+  public record EnqueueBatch(
+      @Schema(description = "1 to 500 items; each is decided as a single enqueue would be.")
+          @NotNull
+          @Size(min = 1, max = MAX_ENQUEUE_BATCH)
+          List<@Valid @NotNull Enqueue> items) {}
+
+  @Schema(name = "CompleteEntry")
+  public record CompleteEntry(
+      @Schema(examples = "4711") @NotBlank @Size(max = 20) String id,
+      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Size(max = 500) String externalRef) {}
+
+  @Schema(name = "CompleteBatchRequest")
+  public record CompleteBatch(
+      @NotNull @Size(min = 1, max = MAX_FINISH_BATCH) List<@Valid @NotNull CompleteEntry> items) {}
+
+  @Schema(name = "FailEntry")
+  public record FailEntry(
+      @Schema(examples = "4711") @NotBlank @Size(max = 20) String id,
+      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @NotBlank @Size(max = 100_000) String error,
+      Boolean retryable,
+      @Min(0) @Max(86_400) Long retryAfterSeconds) {}
+
+  @Schema(name = "FailBatchRequest")
+  public record FailBatch(
+      @NotNull @Size(min = 1, max = MAX_FINISH_BATCH) List<@Valid @NotNull FailEntry> items) {}
 
   @Schema(name = "CompleteRequest")
   public record Complete(

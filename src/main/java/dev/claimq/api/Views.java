@@ -11,6 +11,34 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 public final class Views {
   private Views() {}
 
+  @Schema(name = "ClaimedItems", description = "The items claimed by one claim with max.")
+  public record ClaimedItems(List<ClaimedItemView> items) {}
+
+  @Schema(name = "BatchResult", description = "One entry's outcome, in the order sent.")
+  @com.fasterxml.jackson.annotation.JsonInclude(
+      com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+  public record BatchResultView(
+      @Schema(description = "What the single call would have answered: 200, 201, 404, 409, 422.")
+          int status,
+      @Schema(description = "The item, when the entry succeeded.") ItemView item,
+      @Schema(description = "Why not, when it did not.") String detail) {
+
+    static BatchResultView of(dev.claimq.queue.BatchResult result) {
+      return new BatchResultView(
+          result.status(),
+          result.item() == null ? null : ItemView.of(result.item()),
+          result.problem());
+    }
+  }
+
+  @Schema(name = "BatchResults")
+  public record BatchResults(List<BatchResultView> results) {
+
+    static BatchResults of(List<dev.claimq.queue.BatchResult> results) {
+      return new BatchResults(results.stream().map(BatchResultView::of).toList());
+    }
+  }
+
   @Schema(name = "ItemPage")
   public record ItemPage(
       List<ItemView> items,

@@ -22,6 +22,8 @@ public interface ClaimqConfig {
 
   Reaper reaper();
 
+  Retention retention();
+
   LongPoll longPoll();
 
   interface Auth {
@@ -73,6 +75,23 @@ public interface ClaimqConfig {
      */
     @WithDefault("1s")
     String fallbackInterval();
+  }
+
+  interface Retention {
+    /**
+     * How long done and cancelled items are kept. After that they are deleted, and their dedupe key
+     * can be used again.
+     */
+    @WithDefault("7d")
+    Duration keepFinished();
+
+    /** How often old finished items are looked for. */
+    @WithDefault("1m")
+    String interval();
+
+    /** Items deleted per statement, so pruning never holds long locks. */
+    @WithDefault("1000")
+    int batchSize();
   }
 
   interface Reaper {

@@ -8,6 +8,7 @@ import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.hibernate.query.NativeQuery;
 
@@ -88,6 +89,118 @@ public class ItemRepository implements PanacheRepository<Item> {
           ),
           """
           + OPEN_ATTEMPT;
+
+  // Batch variants: the entries travel as one JSON document unpacked by jsonb_to_recordset, so
+  // a batch is one statement whatever its size, with exactly the same conditions as the single
+  // statements above.
+
+  private static final String INSERT_BATCH_IF_ABSENT =
+      """
+      INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
+      SELECT :queue, e.dedupe_key, e.payload, e.priority, e.max_attempts,
+             coalesce(e.run_at, now()), :enqueuedBy
+      FROM jsonb_to_recordset(CAST(:batch AS jsonb))
+           AS e(ord int, dedupe_key text, payload jsonb, priority int, max_attempts int,
+                run_at timestamptz)
+      ORDER BY e.ord
+      ON CONFLICT (queue, dedupe_key) DO NOTHING
+      RETURNING *
+      """;
+
+  // For each entry (by its ord, its position from 1): the item that holds its key and whether the
+  // payloads
+  // are equal.
+  private static final String MATCH_BATCH =
+      """
+      SELECT e.ord, i.id, i.payload = e.payload
+      FROM jsonb_to_recordset(CAST(:batch AS jsonb)) AS e(ord int, dedupe_key text, payload jsonb)
+      JOIN item i ON i.queue = :queue AND i.dedupe_key = e.dedupe_key
+      """;
+
+  // Up to :max items, each with its own token (matched by position). FOR UPDATE cannot sit with
+  // a window function, so the locking pick is a subquery and the numbering is done outside it.
+  private static final String CLAIM_NEXT_BATCH =
+      """
+      WITH next AS (
+        SELECT id, row_number() OVER (ORDER BY priority DESC, run_at, id) AS n
+        FROM (
+          SELECT id, priority, run_at FROM item
+          WHERE queue = :queue AND state = 'pending' AND run_at <= now()
+          ORDER BY priority DESC, run_at, id
+          LIMIT :max
+          FOR UPDATE SKIP LOCKED
+        ) picked
+      ),
+      tokens AS (
+        SELECT t.token, t.n FROM jsonb_array_elements_text(CAST(:tokens AS jsonb))
+                                 WITH ORDINALITY AS t(token, n)
+      ),
+      claimed AS (
+        UPDATE item i SET
+          state = 'sending', attempts = i.attempts + 1, claim_token = tokens.token,
+          claimed_by = :worker, lease_seconds = :leaseSeconds,
+          lease_expires_at = now() + :leaseSeconds * interval '1 second', updated_at = now()
+        FROM next JOIN tokens ON tokens.n = next.n
+        WHERE i.id = next.id
+        RETURNING i.*
+      ),
+      """
+          + OPEN_ATTEMPT;
+
+  private static final String COMPLETE_BATCH =
+      """
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
+                      AS e(id bigint, claim_token text, external_ref text)
+      ),
+      finished AS (
+        UPDATE item i SET state = 'done', external_ref = input.external_ref, lease_seconds = NULL,
+                          lease_expires_at = NULL, updated_at = now()
+        FROM input
+        WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
+        RETURNING i.*
+      ),
+      closed AS (
+        UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
+        FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+      )
+      SELECT * FROM finished
+      """;
+
+  private static final String ATTEMPTS_OF_CLAIMS =
+      """
+      SELECT i.id, i.attempts
+      FROM jsonb_to_recordset(CAST(:batch AS jsonb)) AS e(id bigint, claim_token text)
+      JOIN item i ON i.id = e.id AND i.claim_token = e.claim_token AND i.state = 'sending'
+      """;
+
+  private static final String FAIL_BATCH =
+      """
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
+                      AS e(id bigint, claim_token text, error text, retryable boolean,
+                           delay_seconds bigint)
+      ),
+      finished AS (
+        UPDATE item i SET
+          state = CASE WHEN input.retryable AND i.attempts < i.max_attempts
+                       THEN 'pending' ELSE 'failed' END,
+          run_at = CASE WHEN input.retryable AND i.attempts < i.max_attempts
+                        THEN now() + input.delay_seconds * interval '1 second' ELSE i.run_at END,
+          last_error = input.error, lease_seconds = NULL, lease_expires_at = NULL,
+          updated_at = now()
+        FROM input
+        WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
+        RETURNING i.*
+      ),
+      closed AS (
+        UPDATE attempt a SET finished_at = now(), error = finished.last_error,
+          finished_by = :actor,
+          outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
+        FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+      )
+      SELECT * FROM finished
+      """;
 
   // Only the current holder of a claim can finish it, and only while the item is still sending:
   // once the reaper has released an expired lease, the old token matches nothing.
@@ -171,6 +284,18 @@ public class ItemRepository implements PanacheRepository<Item> {
       SELECT count(*) FROM released
       """;
 
+  // Retention: finished items past their keep time, a batch at a time. SKIP LOCKED so several
+  // instances prune side by side; attempts and actions go with their item (ON DELETE CASCADE).
+  private static final String PRUNE_FINISHED =
+      """
+      DELETE FROM item WHERE id IN (
+        SELECT id FROM item
+        WHERE state IN ('done', 'cancelled') AND updated_at < now() - :keepSeconds * interval '1 second'
+        LIMIT :batchSize
+        FOR UPDATE SKIP LOCKED
+      )
+      """;
+
   // An operator's second chance: a fresh budget of attempts, due now. The history and the
   // idempotency key stay, so the provider still recognises earlier sends of this item.
   private static final String RETRY =
@@ -239,6 +364,84 @@ public class ItemRepository implements PanacheRepository<Item> {
 
   public Optional<Item> findByDedupeKey(String queue, String dedupeKey) {
     return find("queue = ?1 and dedupeKey = ?2", queue, dedupeKey).firstResultOptional();
+  }
+
+  /** Inserts every entry whose key is new; returns the inserted items. */
+  public List<Item> insertBatchIfAbsent(String queue, String batchJson, String enqueuedBy) {
+    return itemQuery(INSERT_BATCH_IF_ABSENT)
+        .setParameter("queue", queue)
+        .setParameter("batch", batchJson)
+        .setParameter("enqueuedBy", enqueuedBy, String.class)
+        .getResultList();
+  }
+
+  /** For each entry position (from 1) whose key names an item: that item's id and payload match. */
+  public Map<Integer, KeyMatch> matchBatch(String queue, String batchJson) {
+    List<?> rows =
+        getEntityManager()
+            .createNativeQuery(MATCH_BATCH)
+            .setParameter("queue", queue)
+            .setParameter("batch", batchJson)
+            .getResultList();
+    Map<Integer, KeyMatch> matches = new java.util.HashMap<>();
+    for (Object row : rows) {
+      Object[] columns = (Object[]) row;
+      matches.put(
+          ((Number) columns[0]).intValue(),
+          new KeyMatch(((Number) columns[1]).longValue(), (Boolean) columns[2]));
+    }
+    return matches;
+  }
+
+  /** The item holding an entry's key, and whether its payload equals the entry's. */
+  public record KeyMatch(long id, boolean samePayload) {}
+
+  /** Claims up to {@code tokens.size()} due items of the queue, one token each. */
+  public List<Item> claimNextBatch(
+      String queue, List<String> tokens, String worker, int leaseSeconds, String tokensJson) {
+    return itemQuery(CLAIM_NEXT_BATCH)
+        .setParameter("queue", queue)
+        .setParameter("max", tokens.size())
+        .setParameter("tokens", tokensJson)
+        .setParameter("worker", worker, String.class)
+        .setParameter("leaseSeconds", leaseSeconds)
+        .getResultList();
+  }
+
+  /** Completes every entry whose token is its item's current claim; returns those items. */
+  public List<Item> completeBatch(String batchJson, String actor) {
+    return itemQuery(COMPLETE_BATCH)
+        .setParameter("batch", batchJson)
+        .setParameter("actor", actor, String.class)
+        .getResultList();
+  }
+
+  /** Attempt numbers of the entries whose token is their item's current claim, by item id. */
+  public Map<Long, Integer> attemptsOfClaims(String batchJson) {
+    List<?> rows =
+        getEntityManager()
+            .createNativeQuery(ATTEMPTS_OF_CLAIMS)
+            .setParameter("batch", batchJson)
+            .getResultList();
+    Map<Long, Integer> attempts = new java.util.HashMap<>();
+    for (Object row : rows) {
+      Object[] columns = (Object[]) row;
+      attempts.put(((Number) columns[0]).longValue(), ((Number) columns[1]).intValue());
+    }
+    return attempts;
+  }
+
+  /** Records every entry's failure whose token is its item's current claim. */
+  public List<Item> failBatch(String batchJson, String actor) {
+    return itemQuery(FAIL_BATCH)
+        .setParameter("batch", batchJson)
+        .setParameter("actor", actor, String.class)
+        .getResultList();
+  }
+
+  /** The items with these ids (any order). */
+  public List<Item> findAllById(java.util.Collection<Long> ids) {
+    return ids.isEmpty() ? List.of() : list("id in ?1", ids);
   }
 
   /** Claims this item if it is pending and due; empty when this call did not win it. */
@@ -310,6 +513,15 @@ public class ItemRepository implements PanacheRepository<Item> {
                 .setParameter("batchSize", batchSize)
                 .getSingleResult();
     return released.intValue();
+  }
+
+  /** Deletes up to {@code batchSize} done or cancelled items older than the keep time. */
+  public int pruneFinished(long keepSeconds, int batchSize) {
+    return getEntityManager()
+        .createNativeQuery(PRUNE_FINISHED)
+        .setParameter("keepSeconds", keepSeconds)
+        .setParameter("batchSize", batchSize)
+        .executeUpdate();
   }
 
   /** Moves a failed or cancelled item back to pending; empty when it is in another state. */

@@ -4,7 +4,8 @@ import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
-import java.util.Optional;
+import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Claim-next with a wait: tries at once, and while there is nothing to claim parks the request in
@@ -13,34 +14,40 @@ import java.util.Optional;
 @ApplicationScoped
 public class WaitingClaims {
   private final WorkService work;
+  private final BatchService batches;
   private final ClaimWaiters waiters;
 
-  WaitingClaims(WorkService work, ClaimWaiters waiters) {
+  WaitingClaims(WorkService work, BatchService batches, ClaimWaiters waiters) {
     this.work = work;
+    this.batches = batches;
     this.waiters = waiters;
   }
 
-  public Uni<Optional<WorkService.Claim>> claimNext(
-      String queue, String worker, Integer leaseSeconds, Duration wait) {
-    long deadline = System.nanoTime() + wait.toNanos();
-    return attempt(queue, worker, leaseSeconds, deadline);
+  /** Up to {@code max} items (one when max is null), waiting up to {@code wait} for the first. */
+  public Uni<List<WorkService.Claim>> claimNext(
+      String queue, String worker, Integer leaseSeconds, Integer max, Duration wait) {
+    Supplier<List<WorkService.Claim>> attempt =
+        max == null
+            ? () -> work.claimNext(queue, worker, leaseSeconds).stream().toList()
+            : () -> batches.claimNext(queue, worker, leaseSeconds, max);
+    return attempt(queue, attempt, System.nanoTime() + wait.toNanos());
   }
 
-  private Uni<Optional<WorkService.Claim>> attempt(
-      String queue, String worker, Integer leaseSeconds, long deadline) {
+  private Uni<List<WorkService.Claim>> attempt(
+      String queue, Supplier<List<WorkService.Claim>> attempt, long deadline) {
     return Uni.createFrom()
-        .item(() -> work.claimNext(queue, worker, leaseSeconds))
+        .item(attempt)
         .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
         .onItem()
         .transformToUni(
-            claim -> {
-              if (claim.isPresent()) {
+            claims -> {
+              if (!claims.isEmpty()) {
                 waiters.wakeOne(queue); // there may be more: let the next waiter look
-                return Uni.createFrom().item(claim);
+                return Uni.createFrom().item(claims);
               }
               long remaining = deadline - System.nanoTime();
               if (remaining <= 0) {
-                return Uni.createFrom().item(claim);
+                return Uni.createFrom().item(claims);
               }
               return waiters
                   .await(queue, Duration.ofNanos(remaining))
@@ -48,8 +55,8 @@ public class WaitingClaims {
                   .transformToUni(
                       woken ->
                           woken
-                              ? attempt(queue, worker, leaseSeconds, deadline)
-                              : Uni.createFrom().item(Optional.<WorkService.Claim>empty()));
+                              ? attempt(queue, attempt, deadline)
+                              : Uni.createFrom().item(List.<WorkService.Claim>of()));
             });
   }
 }

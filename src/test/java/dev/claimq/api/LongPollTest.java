@@ -58,8 +58,9 @@ class LongPollTest {
     List<Long> latencies = new ArrayList<>();
     for (int round = 0; round < 5; round++) {
       String queue = uniqueQueue("wake");
+      int before = waiters.parked();
       CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
-      awaitParked(1);
+      awaitParked(before + 1);
 
       enqueued(queue, "k", Map.of("round", round));
       long enqueuedAt = System.nanoTime();
@@ -98,17 +99,19 @@ class LongPollTest {
   void two_hundred_parked_claims_hold_no_connection_and_delay_no_other_request() throws Exception {
     String parkedQueue = uniqueQueue("parked");
     int parkedCount = 200;
+    int before = waiters.parked();
     List<CompletableFuture<HttpResponse<String>>> parked = new ArrayList<>();
     for (int i = 0; i < parkedCount; i++) {
       parked.add(claimNext(parkedQueue, 20));
     }
-    awaitParked(parkedCount);
+    awaitParked(before + parkedCount);
+    long parkedAt = System.nanoTime();
 
     // The pool has 20 connections and a 5 s acquisition timeout: if parked claims held
     // connections or worker threads, these would queue behind them and fail.
     String busyQueue = uniqueQueue("busy");
     long start = System.nanoTime();
-    for (int i = 0; i < 30; i++) {
+    for (int i = 0; i < 15; i++) {
       String id = enqueued(busyQueue, "k" + i, i);
       String token =
           given()
@@ -124,9 +127,11 @@ class LongPollTest {
     }
     long otherMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     System.out.printf(
-        "120 other requests with %d claims parked took %d ms%n", parkedCount, otherMillis);
-    assertThat(waiters.parked()).isEqualTo(parkedCount);
-    assertThat(otherMillis).isLessThan(15_000);
+        "60 other requests with %d claims parked took %d ms%n", parkedCount, otherMillis);
+    assertThat(otherMillis).isLessThan(10_000);
+    // Still parked, all of them (their 20 s wait has not run out yet).
+    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - parkedAt)).isLessThan(15);
+    assertThat(waiters.parked()).isGreaterThanOrEqualTo(before + parkedCount);
 
     // Work arriving for the parked queue reaches every parked claim, once each.
     for (int i = 0; i < parkedCount; i++) {

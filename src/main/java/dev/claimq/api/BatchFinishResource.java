@@ -1,0 +1,94 @@
+package dev.claimq.api;
+
+import dev.claimq.queue.BatchService;
+import dev.claimq.security.Role;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/** Workers finishing many claimed items in one call. */
+@Path("/v1")
+@Produces(MediaType.APPLICATION_JSON)
+@Consumes(MediaType.APPLICATION_JSON)
+@SecurityRequirement(name = "bearer")
+public class BatchFinishResource {
+  private final BatchService batches;
+  private final QueueGuard guard;
+
+  BatchFinishResource(BatchService batches, QueueGuard guard) {
+    this.batches = batches;
+    this.guard = guard;
+  }
+
+  @POST
+  @Path("/items:complete")
+  @RolesAllowed(Role.WORKER)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
+  @Tag(name = "workers")
+  @Operation(
+      summary = "Complete up to 500 claimed items at once",
+      description =
+          "Each entry is decided exactly as a single complete: 200 (also for a repeat of an"
+              + " accepted complete), 404 no such item, 409 the token is not the item's current"
+              + " claim. One statement for the whole batch.")
+  @APIResponse(
+      responseCode = "200",
+      description = "One result per entry, in order.",
+      content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.BatchResults complete(@Valid @NotNull Requests.CompleteBatch body) {
+    var entries =
+        body.items().stream()
+            .map(
+                entry ->
+                    new BatchService.CompleteEntry(
+                        guard.item(Params.itemIdOrZero(entry.id())),
+                        entry.claimToken(),
+                        entry.externalRef()))
+            .toList();
+    return Views.BatchResults.of(batches.complete(entries, guard.actor()));
+  }
+
+  @POST
+  @Path("/items:fail")
+  @RolesAllowed(Role.WORKER)
+  @APIResponse(responseCode = "401", ref = "Unauthorized")
+  @APIResponse(responseCode = "403", ref = "Forbidden")
+  @Tag(name = "workers")
+  @Operation(
+      summary = "Report up to 500 failed attempts at once",
+      description =
+          "Each entry is decided exactly as a single fail (its own backoff, its own cap): 200,"
+              + " 404 or 409. One statement for the whole batch.")
+  @APIResponse(
+      responseCode = "200",
+      description = "One result per entry, in order.",
+      content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.BatchResults fail(@Valid @NotNull Requests.FailBatch body) {
+    var entries =
+        body.items().stream()
+            .map(
+                entry ->
+                    new BatchService.FailEntry(
+                        guard.item(Params.itemIdOrZero(entry.id())),
+                        entry.claimToken(),
+                        entry.error(),
+                        entry.retryable() == null || entry.retryable(),
+                        entry.retryAfterSeconds()))
+            .toList();
+    return Views.BatchResults.of(batches.fail(entries, guard.actor()));
+  }
+}

@@ -1,0 +1,300 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.json;
+import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** Batch enqueue, claim with max, batch complete and fail: the single calls' rules, per entry. */
+@QuarkusTest
+class BatchTest {
+
+  @Test
+  void a_batch_enqueue_answers_each_entry_as_a_single_enqueue_would() {
+    String queue = uniqueQueue("batch");
+    String existing = enqueued(queue, "old", Map.of("n", 0));
+    List<Map<String, Object>> items =
+        List.of(
+            Map.of("dedupeKey", "a", "payload", Map.of("n", 1)),
+            Map.of("dedupeKey", "b", "payload", Map.of("n", 2), "priority", 5),
+            Map.of("dedupeKey", "a", "payload", Map.of("n", 1)),
+            Map.of("dedupeKey", "b", "payload", Map.of("n", 99)),
+            Map.of("dedupeKey", "old", "payload", Map.of("n", 0)),
+            Map.of("dedupeKey", "old", "payload", Map.of("n", 7)));
+
+    Response response = enqueueBatch(queue, items);
+
+    response.then().statusCode(200);
+    assertThat(response.<List<Integer>>path("results.status"))
+        .containsExactly(201, 201, 200, 422, 200, 422);
+    assertThat(response.<String>path("results[2].item.id"))
+        .isEqualTo(response.path("results[0].item.id"));
+    assertThat(response.<String>path("results[4].item.id")).isEqualTo(existing);
+    assertThat(response.<String>path("results[3].detail")).contains("different payload");
+    assertThat(response.<Integer>path("results[1].item.priority")).isEqualTo(5);
+    given().queryParam("queue", queue).get("/v1/items").then().body("items.size()", equalTo(3));
+  }
+
+  @Test
+  void concurrent_identical_batches_create_each_item_once() throws Exception {
+    String queue = uniqueQueue("batchrace");
+    List<Map<String, Object>> items =
+        IntStream.range(0, 100)
+            .mapToObj(i -> Map.<String, Object>of("dedupeKey", "k" + i, "payload", i))
+            .toList();
+    int clients = 6;
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(clients);
+    List<Integer> statuses = new ArrayList<>();
+    try {
+      List<Future<Response>> calls = new ArrayList<>();
+      for (int c = 0; c < clients; c++) {
+        calls.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  return enqueueBatch(queue, items);
+                }));
+      }
+      start.countDown();
+      for (Future<Response> call : calls) {
+        Response response = call.get();
+        assertThat(response.statusCode()).isEqualTo(200);
+        statuses.addAll(response.path("results.status"));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(statuses).filteredOn(s -> s == 201).hasSize(100);
+    assertThat(statuses).filteredOn(s -> s == 200).hasSize(100 * (clients - 1));
+    given()
+        .queryParam("queue", queue)
+        .queryParam("limit", 500)
+        .get("/v1/items")
+        .then()
+        .body("items.size()", equalTo(100));
+  }
+
+  @Test
+  void claim_with_max_hands_out_distinct_items_in_claim_order_with_their_own_tokens() {
+    String queue = uniqueQueue("claimmax");
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 25; i++) {
+      ids.add(enqueued(queue, Map.of("dedupeKey", "k" + i, "payload", i, "priority", i % 3)));
+    }
+
+    Response first =
+        json().body(Map.of("worker", "w", "max", 10)).post("/v1/queues/{q}/claim", queue);
+    first.then().statusCode(200);
+    List<String> firstIds = first.path("items.id");
+    List<Integer> priorities = first.path("items.priority");
+    assertThat(firstIds).hasSize(10).doesNotHaveDuplicates();
+    assertThat(priorities).isSortedAccordingTo((a, b) -> b - a).containsOnly(2, 1);
+    assertThat(first.<List<String>>path("items.claimToken")).doesNotHaveDuplicates().hasSize(10);
+    assertThat(first.<List<String>>path("items.state")).containsOnly("sending");
+
+    Response rest = json().body(Map.of("max", 100)).post("/v1/queues/{q}/claim", queue);
+    List<String> restIds = rest.path("items.id");
+    assertThat(restIds).hasSize(15);
+    Set<String> all = new HashSet<>(firstIds);
+    all.addAll(restIds);
+    assertThat(all).containsExactlyInAnyOrderElementsOf(ids);
+    json().body(Map.of("max", 5)).post("/v1/queues/{q}/claim", queue).then().statusCode(204);
+  }
+
+  @Test
+  void eight_workers_claiming_in_batches_get_every_item_exactly_once() throws Exception {
+    String queue = uniqueQueue("batchdrain");
+    List<Map<String, Object>> items =
+        IntStream.range(0, 500)
+            .mapToObj(i -> Map.<String, Object>of("dedupeKey", "k" + i, "payload", i))
+            .toList();
+    enqueueBatch(queue, items).then().statusCode(200);
+
+    Map<String, String> claimedBy = new ConcurrentHashMap<>();
+    ConcurrentLinkedQueue<String> duplicates = new ConcurrentLinkedQueue<>();
+    ConcurrentLinkedQueue<Integer> notCompleted = new ConcurrentLinkedQueue<>();
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int w = 0; w < 8; w++) {
+        String worker = "w" + w;
+        workers.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (int round = 0; round < 500; round++) {
+                    Response claimed =
+                        json()
+                            .body(Map.of("worker", worker, "max", 10))
+                            .post("/v1/queues/{q}/claim", queue);
+                    if (claimed.statusCode() == 204) {
+                      return null;
+                    }
+                    List<Map<String, Object>> got = claimed.path("items");
+                    List<Map<String, Object>> done = new ArrayList<>();
+                    for (Map<String, Object> item : got) {
+                      if (claimedBy.putIfAbsent((String) item.get("id"), worker) != null) {
+                        duplicates.add((String) item.get("id"));
+                      }
+                      done.add(Map.of("id", item.get("id"), "claimToken", item.get("claimToken")));
+                    }
+                    Response completed =
+                        literal().body(Map.of("items", done)).post("/v1/items:complete");
+                    for (Integer status : completed.<List<Integer>>path("results.status")) {
+                      if (status != 200) {
+                        notCompleted.add(status);
+                      }
+                    }
+                  }
+                  return null;
+                }));
+      }
+      start.countDown();
+      for (Future<?> worker : workers) {
+        worker.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(duplicates).isEmpty();
+    assertThat(notCompleted).isEmpty();
+    assertThat(claimedBy).hasSize(500);
+    Map<String, Object> counts =
+        given().get("/v1/queues").path("queues.find { it.queue == '" + queue + "' }.counts");
+    assertThat(counts).containsEntry("done", 500).containsEntry("sending", 0);
+  }
+
+  @Test
+  void a_batch_complete_answers_each_entry_as_a_single_complete_would() {
+    String queue = uniqueQueue("batchdone");
+    for (int i = 0; i < 3; i++) {
+      enqueued(queue, "k" + i, i);
+    }
+    List<Map<String, Object>> claimed =
+        json().body(Map.of("max", 3)).post("/v1/queues/{q}/claim", queue).path("items");
+    String a = (String) claimed.get(0).get("id");
+    String b = (String) claimed.get(1).get("id");
+    String c = (String) claimed.get(2).get("id");
+    Object tokenA = claimed.get(0).get("claimToken");
+    Object tokenB = claimed.get(1).get("claimToken");
+
+    Response response =
+        literal()
+            .body(
+                Map.of(
+                    "items",
+                    List.of(
+                        Map.of("id", a, "claimToken", tokenA, "externalRef", "ref-a"),
+                        Map.of("id", b, "claimToken", tokenB),
+                        Map.of("id", c, "claimToken", "forged"),
+                        Map.of("id", "999999999999", "claimToken", "x"),
+                        Map.of("id", a, "claimToken", tokenA))))
+            .post("/v1/items:complete");
+
+    response.then().statusCode(200);
+    assertThat(response.<List<Integer>>path("results.status"))
+        .containsExactly(200, 200, 409, 404, 200);
+    assertThat(response.<String>path("results[0].item.externalRef")).isEqualTo("ref-a");
+    dev.claimq.Api.item(c).then().body("state", equalTo("sending"));
+    given()
+        .get("/v1/items/{id}/attempts", a)
+        .then()
+        .body("attempts.outcome", org.hamcrest.Matchers.contains("done"));
+  }
+
+  @Test
+  void a_batch_fail_applies_each_entrys_own_retry_rules() {
+    String queue = uniqueQueue("batchfail");
+    enqueued(queue, Map.of("dedupeKey", "retry", "payload", 1, "priority", 2));
+    enqueued(queue, Map.of("dedupeKey", "permanent", "payload", 1, "priority", 1));
+    List<Map<String, Object>> claimed =
+        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim", queue).path("items");
+
+    Response response =
+        literal()
+            .body(
+                Map.of(
+                    "items",
+                    List.of(
+                        Map.of(
+                            "id",
+                            claimed.get(0).get("id"),
+                            "claimToken",
+                            claimed.get(0).get("claimToken"),
+                            "error",
+                            "SMTP 451 password=hunter2",
+                            "retryAfterSeconds",
+                            0),
+                        Map.of(
+                            "id",
+                            claimed.get(1).get("id"),
+                            "claimToken",
+                            claimed.get(1).get("claimToken"),
+                            "error",
+                            "bad address",
+                            "retryable",
+                            false),
+                        Map.of(
+                            "id", claimed.get(1).get("id"), "claimToken", "stale", "error", "x"))))
+            .post("/v1/items:fail");
+
+    response.then().statusCode(200);
+    assertThat(response.<List<Integer>>path("results.status")).containsExactly(200, 200, 409);
+    assertThat(response.<String>path("results[0].item.state")).isEqualTo("pending");
+    assertThat(response.<String>path("results[0].item.lastError")).doesNotContain("hunter2");
+    assertThat(response.<String>path("results[1].item.state")).isEqualTo("failed");
+  }
+
+  @Test
+  void batches_outside_their_bounds_are_400() {
+    String queue = uniqueQueue("batchbounds");
+    dev.claimq.Api.problem(enqueueBatch(queue, List.of()), 400, "invalid-request");
+    List<Map<String, Object>> tooMany =
+        IntStream.range(0, 501)
+            .mapToObj(i -> Map.<String, Object>of("dedupeKey", "k" + i, "payload", i))
+            .toList();
+    dev.claimq.Api.problem(enqueueBatch(queue, tooMany), 400, "invalid-request");
+    dev.claimq.Api.problem(
+        json().body(Map.of("max", 101)).post("/v1/queues/{q}/claim", queue),
+        400,
+        "invalid-request");
+    dev.claimq.Api.problem(
+        literal().body(Map.of("items", List.of())).post("/v1/items:complete"),
+        400,
+        "invalid-request");
+    dev.claimq.Api.problem(
+        enqueueBatch(queue, List.of(Map.of("dedupeKey", "ok", "payload", 1), Map.of("payload", 1))),
+        400,
+        "invalid-request");
+    given().queryParam("queue", queue).get("/v1/items").then().body("items.size()", equalTo(0));
+  }
+
+  private static Response enqueueBatch(String queue, List<Map<String, Object>> items) {
+    return literal().body(Map.of("items", items)).post("/v1/queues/" + queue + "/items:batch");
+  }
+
+  /** The ':' of a batch path must reach the server as it is, not percent-encoded. */
+  private static io.restassured.specification.RequestSpecification literal() {
+    return json().urlEncodingEnabled(false);
+  }
+}
