@@ -77,6 +77,25 @@ class SecurityTest {
                 "{\"dedupeKey\":\"k-${caller}\",\"payload\":1}",
                 only("agent", 201)),
             new Case("POST", "/v1/queues/" + emptyQueue + "/claim", "{}", only("worker", 204)),
+            new Case(
+                "POST",
+                "/v1/queues/" + queue + "/items:batch",
+                "{\"items\":[{\"dedupeKey\":\"batch-${caller}\",\"payload\":1}]}",
+                only("agent", 200)),
+            new Case(
+                "POST", "/v1/queues/" + emptyQueue + "/claim", "{\"max\":5}", only("worker", 204)),
+            new Case(
+                "POST",
+                "/v1/items:complete",
+                "{\"items\":[{\"id\":\"" + pendingLater + "\",\"claimToken\":\"x\"}]}",
+                only("worker", 200)),
+            new Case(
+                "POST",
+                "/v1/items:fail",
+                "{\"items\":[{\"id\":\""
+                    + pendingLater
+                    + "\",\"claimToken\":\"x\",\"error\":\"e\"}]}",
+                only("worker", 200)),
             new Case("POST", "/v1/items/" + pendingLater + "/claim", "{}", only("worker", 204)),
             new Case(
                 "POST",
