@@ -160,6 +160,8 @@ public class ItemsResource {
               + " it is not due yet.")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  // The body is optional: a bare POST (as curl sends it, with no Content-Type) claims too.
+  @Consumes({MediaType.APPLICATION_JSON, MediaType.WILDCARD})
   public RestResponse<ClaimedItemView> claim(
       @PathParam("id") String id, @Valid Requests.Claim body) {
     long itemId = guard.item(Params.itemId(id));

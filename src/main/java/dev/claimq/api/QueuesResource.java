@@ -161,6 +161,8 @@ public class QueuesResource {
       responseCode = "204",
       description = "Nothing was due in this queue (within waitSeconds, when given).")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  // The body is optional: a bare POST (as curl sends it, with no Content-Type) claims too.
+  @Consumes({MediaType.APPLICATION_JSON, MediaType.WILDCARD})
   public Uni<Response> claimNext(
       @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
           String queue,

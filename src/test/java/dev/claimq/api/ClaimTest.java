@@ -71,6 +71,24 @@ class ClaimTest {
     assertThat(lease).isEqualTo(Duration.ofSeconds(60));
   }
 
+  @io.quarkus.test.common.http.TestHTTPResource("/")
+  java.net.URI base;
+
+  @Test
+  void a_bare_post_with_no_body_and_no_content_type_claims_too() throws Exception {
+    String queue = uniqueQueue("bare");
+    String id = enqueued(queue, "k", 1);
+    var http = java.net.http.HttpClient.newHttpClient();
+    var request =
+        java.net.http.HttpRequest.newBuilder(base.resolve("/v1/queues/" + queue + "/claim"))
+            .header("Authorization", "Bearer dev-worker-key")
+            .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
+            .build();
+    var response = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).contains("\"id\":\"" + id + "\"");
+  }
+
   @Test
   void claim_next_answers_204_with_an_empty_body_when_nothing_is_due() {
     String queue = uniqueQueue("empty");
