@@ -63,6 +63,9 @@ DB_CREATED=0
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  if [ -f "$WORK/children" ]; then
+    while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done <"$WORK/children"
+  fi
   if [ -n "$SVC_PID" ] && kill -0 "$SVC_PID" 2>/dev/null; then
     kill -TERM "$SVC_PID" 2>/dev/null || true
     for _ in $(seq 1 100); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.1; done
@@ -91,8 +94,18 @@ if [ "$BUILD" = 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
   log "building the service (./mvnw package -DskipTests)"
   ./mvnw -q package -DskipTests >"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log" >&2; exit 1; }
 fi
+# Runs a command with a time limit, in the background, and waits for it: the wait builtin returns
+# at once on Ctrl-C or TERM (a foreground java or pgbench would hold the signal back until it
+# ended), and cleanup() stops it by its pid.
+bounded() {
+  local limit=$1
+  shift
+  timeout "$limit" "$@" &
+  echo $! >>"$WORK/children"
+  wait $!
+}
 javac -d "$WORK/loadgen" bench/LoadGen.java
-loadgen() { timeout $(($SECONDS_PER + $WARMUP + 120)) java -cp "$WORK/loadgen" LoadGen "$@"; }
+loadgen() { bounded $((SECONDS_PER + WARMUP + 120)) java -cp "$WORK/loadgen" LoadGen "$@"; }
 if [ "$PGBOSS" = 1 ] && [ ! -d bench/pgboss/node_modules/pg-boss ]; then
   log "installing pg-boss (npm ci in bench/pgboss)"
   (cd bench/pgboss && npm ci --no-audit --no-fund >"$WORK/npm.log" 2>&1) \
@@ -186,7 +199,7 @@ PGB_VARS=(-D queue=bench -D 'payload={"to": "bench@example.com", "k": 0}' -D pri
 # queue) still counts, flagged.
 pgbench_() {
   local figure=$1 clients=$2 script=$3 out tps threads=$(( $2 < CORES ? $2 : CORES ))
-  out=$(PGOPTIONS="-c search_path=$SCHEMA,public" timeout $((SECONDS_PER + 60)) \
+  out=$(PGOPTIONS="-c search_path=$SCHEMA,public" bounded $((SECONDS_PER + 60)) \
     "$PGBENCH" -h "$PGHOST_" -p "$PGPORT_" -U "$PGUSER_" -n -M prepared -c "$clients" \
     -j "$threads" -T "$SECONDS_PER" -f "bench/pgbench/$script" "${PGB_VARS[@]}" "$DB" 2>&1) \
     || { flag "$figure"; log "pgbench $script: $(grep -m1 error <<<"$out" || tail -n 1 <<<"$out")"; }
@@ -282,7 +295,7 @@ for run in $(seq 1 "$RUNS"); do
     log "run $run/$RUNS: pg-boss"
     reset   # keep claimq's tables small while pg-boss runs
     pgboss() {
-      timeout $(($SECONDS_PER + $WARMUP + 180)) node bench/pgboss/bench.mjs "$@" \
+      bounded $((SECONDS_PER + WARMUP + 180)) node bench/pgboss/bench.mjs "$@" \
         --db "postgres://$PGUSER_@$PGHOST_:$PGPORT_/$DB" --warmup "$WARMUP" --seconds "$SECONDS_PER"
     }
     out=$(pgboss enqueue --clients "$CLIENTS"); record boss_enqueue "$(kv "$out" rate)"
