@@ -308,22 +308,17 @@ public final class LoadGen {
     Matcher tokens = TOKEN.matcher(claimed);
     StringBuilder body = new StringBuilder("{\"items\":[");
     int count = 0;
+    int from = 0;
     while (tokens.find()) {
-      // Each claimed item carries its id before its token; take the last id seen before it.
-      String id = null;
-      while (ids.find()) {
-        if (ids.start() > tokens.start()) {
-          ids.region(ids.start(), claimed.length());
-          break;
-        }
-        id = ids.group(1);
-      }
-      if (id == null) {
+      // An item's id is its first field and its token its last (its payload lies between and may
+      // hold an "id" of its own): take the first id after the previous item's token.
+      if (!ids.find(from) || ids.start() > tokens.start()) {
         throw new IllegalStateException("claimed item without an id: " + claimed);
       }
+      from = tokens.end();
       body.append(count++ == 0 ? "" : ",")
           .append("{\"id\":\"")
-          .append(id)
+          .append(ids.group(1))
           .append("\",\"claimToken\":\"")
           .append(tokens.group(1))
           .append("\"}");
