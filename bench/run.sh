@@ -133,6 +133,8 @@ JVM_VERSION=$(java -version 2>&1 | sed -n 2p)
 NODE_VERSION=$(command -v node >/dev/null && node --version || echo none)
 PGBOSS_VERSION=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' bench/pgboss/node_modules/pg-boss/package.json 2>/dev/null | head -n 1)
 CLK_TCK=$(getconf CLK_TCK)
+PG_SETTINGS=$(psql_ -d postgres -tAc "SELECT string_agg(name || ' ' || current_setting(name), ', ' ORDER BY name)
+  FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'max_wal_size', 'fsync')")
 MAX_CONN=$(psql_ -d postgres -tAc 'SHOW max_connections')
 USED_CONN=$(psql_ -d postgres -tAc 'SELECT count(*) FROM pg_stat_activity')
 # pgbench gets what connections are left, keeping 30 for the others on this server.
@@ -172,13 +174,17 @@ stop_service() {
 }
 
 reset() { sql "TRUNCATE item, attempt, item_action RESTART IDENTITY"; }
-# Pending items in queue "bench", numbered from $2; then fresh statistics, as a live table has.
+# Pending items in queue "bench", numbered from $2. Then the table is settled as a live one would
+# be (statistics, hint bits set, no autovacuum due) and the preload's WAL flushed, so that neither
+# lands inside a measurement.
 preload() {
   local count=$1 from=${2:-1}
   sql "INSERT INTO item (queue, dedupe_key, payload, max_attempts, enqueued_by)
        SELECT 'bench', 'p-' || g, jsonb_build_object('to', 'bench@example.com', 'n', g), 5, 'dev-agent'
-       FROM generate_series($from, $from + $count - 1) g; ANALYZE item"
+       FROM generate_series($from, $from + $count - 1) g"
+  settle
 }
+settle() { sql "VACUUM ANALYZE item"; sql "CHECKPOINT"; }
 pending() { sql "SELECT count(*) FROM item WHERE state = 'pending'"; }
 
 RESULTS=$WORK/results
@@ -222,7 +228,8 @@ for run in $(seq 1 "$RUNS"); do
   reset
   sql "INSERT INTO item (queue, dedupe_key, payload, max_attempts, enqueued_by)
        SELECT 'bench', g::text, '{\"to\": \"bench@example.com\", \"k\": 0}', 5, 'dev-agent'
-       FROM generate_series(1, 1000) g; ANALYZE item"
+       FROM generate_series(1, 1000) g"
+  settle
   pgbench_ raw_dupes "$CLIENTS" enqueue-duplicate.sql
   for n in "${DRAIN_WORKERS[@]}"; do
     c=$(( n < RAW_CAP ? n : RAW_CAP ))
@@ -330,8 +337,8 @@ verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {
 
 R_ENQ=$(ratio svc_enqueue raw_enqueue)
 cat <<EOF
-Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION; $JVM_VERSION; Node.js $NODE_VERSION, pg-boss ${PGBOSS_VERSION:-none}.
-Run: \`bench/run.sh$([ "$MODE" = quick ] && echo " --quick")\`, $(date -u +%Y-%m-%d); median of $RUNS runs (lowest–highest in brackets); each figure ${SECONDS_PER} s after ${WARMUP} s warm-up; rates in items/s.
+Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION; Node.js $NODE_VERSION, pg-boss ${PGBOSS_VERSION:-none}.
+Run: \`bench/run.sh$([ "$MODE" = quick ] && echo " --quick")\`, $(date -u +%Y-%m-%d); median of $RUNS run$([ "$RUNS" = 1 ] || echo s) (lowest–highest in brackets); each figure ${SECONDS_PER} s after ${WARMUP} s warm-up; rates in items/s.
 
 | Figure | claimq | Compared with | Ratio | Target |
 |---|---|---|---|---|

@@ -79,6 +79,10 @@ if (mode === 'enqueue') {
     }
     await boss.insert(jobs)
   }
+  // As bench/run.sh does after claimq's preload: settle the table (statistics, hint bits, no
+  // autovacuum due) and flush the preload's WAL before anything is measured.
+  await boss.getDb().executeSql(`VACUUM ANALYZE ${schema}.job`)
+  await boss.getDb().executeSql('CHECKPOINT')
   work = async () => {
     const [job] = await boss.fetch(queue)
     if (!job) {
