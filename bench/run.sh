@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 MODE=full RUNS=3 SECONDS_PER=10 WARMUP=3 BACKLOG=1000000 PRELOAD=200000 CLIENTS=8 SERVICE_WARMUP=30
 BUILD=1 BATCH=1 PGBOSS=1
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
