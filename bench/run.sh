@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# claimq's side-by-side benchmark: the database's own limit (pgbench running the repository's
+# SQL), the service over HTTP (bench/LoadGen.java), and pg-boss on the same PostgreSQL, in one go.
+# Prints one Markdown table (medians of several runs) on stdout; progress goes to stderr.
+#
+#   bench/run.sh            # full: 3 runs, 10 s per figure, backlog 1,000,000 (about 20 minutes)
+#   bench/run.sh --quick    # smoke: 3 runs, 1 s per figure, backlog 100,000 (about 3 minutes quiet)
+#
+# Options: --runs N, --seconds S, --warmup S (per figure), --service-warmup S (after each start,
+# enqueue + drain to get the JIT past its first compiles; 30), --backlog N, --preload N (items
+# per drain), --clients N (enqueue, duplicate and claim-by-id concurrency; 8), --no-build,
+# --no-batch, --no-pgboss. Environment: BENCH_PGHOST (127.0.0.1), BENCH_PGPORT (5432),
+# BENCH_PGUSER (postgres), BENCH_DB (claimq_bench: created here and dropped at the end, whatever
+# happens), BENCH_JAVA_OPTS (JVM options for the service, e.g. "-Xmx128m"; none by default).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MODE=full RUNS=3 SECONDS_PER=10 WARMUP=3 BACKLOG=1000000 PRELOAD=200000 CLIENTS=8 SERVICE_WARMUP=30
+BUILD=1 BATCH=1 PGBOSS=1
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    --quick) MODE=quick SECONDS_PER=1 WARMUP=1 BACKLOG=100000 PRELOAD=20000 SERVICE_WARMUP=4 ;;
+  esac
+done
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) ;;
+    --runs) RUNS=$2; shift ;;
+    --seconds) SECONDS_PER=$2; shift ;;
+    --warmup) WARMUP=$2; shift ;;
+    --backlog) BACKLOG=$2; shift ;;
+    --preload) PRELOAD=$2; shift ;;
+    --clients) CLIENTS=$2; shift ;;
+    --service-warmup) SERVICE_WARMUP=$2; shift ;;
+    --no-build) BUILD=0 ;;
+    --no-batch) BATCH=0 ;;
+    --no-pgboss) PGBOSS=0 ;;
+    *) usage ;;
+  esac
+  shift
+done
+[[ "$SECONDS_PER" =~ ^[0-9]+$ && "$WARMUP" =~ ^[0-9]+$ ]] || usage   # pgbench runs whole seconds
+[ "$RUNS" -ge 1 ] && [ "$BACKLOG" -ge 20000 ] && [ "$PRELOAD" -ge 1000 ] || usage
+
+PGHOST_=${BENCH_PGHOST:-127.0.0.1} PGPORT_=${BENCH_PGPORT:-5432} PGUSER_=${BENCH_PGUSER:-postgres}
+DB=${BENCH_DB:-claimq_bench}
+case "$PGHOST_" in 127.*|localhost|::1) ;; *) echo "bench: loopback databases only" >&2; exit 2 ;; esac
+case "$DB" in claimq_bench*) ;; *) echo "bench: BENCH_DB must start with claimq_bench" >&2; exit 2 ;; esac
+SCHEMA=claimq          # the service's own tables, in the bench database only
+DRAIN_WORKERS=(1 8 32 128)
+LATENCY_RATE=500
+SMALL_BACKLOG=10000
+
+log() { echo "bench: $*" >&2; }
+psql_() { PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 -h "$PGHOST_" -p "$PGPORT_" -U "$PGUSER_" "$@"; }
+sql() { PGOPTIONS="-c search_path=$SCHEMA,public" psql_ -d "$DB" -tA -c "$1"; }
+
+WORK=$(mktemp -d)
+SVC_PID=
+DB_CREATED=0
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [ -f "$WORK/children" ]; then
+    while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done <"$WORK/children"
+  fi
+  if [ -n "$SVC_PID" ] && kill -0 "$SVC_PID" 2>/dev/null; then
+    kill -TERM "$SVC_PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SVC_PID" 2>/dev/null || true
+  fi
+  if [ "$DB_CREATED" = 1 ]; then
+    psql_ -d postgres -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null 2>&1 \
+      || log "could not drop database $DB; drop it by hand"
+  fi
+  rm -rf "$WORK"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'log interrupted; exit 130' INT TERM
+
+# ---- tools ------------------------------------------------------------------------------------
+PGBENCH=$(ls -d /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -n 1 || true)
+[ -n "$PGBENCH" ] || PGBENCH=$(command -v pgbench || true)
+[ -n "$PGBENCH" ] || { log "pgbench not found (PostgreSQL's server package ships it)"; exit 1; }
+command -v java >/dev/null && command -v javac >/dev/null || { log "needs JDK 17"; exit 1; }
+if [ "$PGBOSS" = 1 ] && ! command -v node >/dev/null; then
+  log "node not found: pg-boss rows skipped"; PGBOSS=0
+fi
+
+if [ "$BUILD" = 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
+  log "building the service (./mvnw package -DskipTests)"
+  ./mvnw -q package -DskipTests >"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log" >&2; exit 1; }
+fi
+# Runs a command with a time limit, in the background, and waits for it: the wait builtin returns
+# at once on Ctrl-C or TERM (a foreground java or pgbench would hold the signal back until it
+# ended), and cleanup() stops it by its pid.
+bounded() {
+  local limit=$1
+  shift
+  timeout "$limit" "$@" &
+  echo $! >>"$WORK/children"
+  wait $!
+}
+javac -d "$WORK/loadgen" bench/LoadGen.java
+loadgen() { bounded $((SECONDS_PER + WARMUP + 120)) java -cp "$WORK/loadgen" LoadGen "$@"; }
+if [ "$PGBOSS" = 1 ] && [ ! -d bench/pgboss/node_modules/pg-boss ]; then
+  log "installing pg-boss (npm ci in bench/pgboss)"
+  (cd bench/pgboss && npm ci --no-audit --no-fund >"$WORK/npm.log" 2>&1) \
+    || { log "npm ci failed: pg-boss rows skipped"; PGBOSS=0; }
+fi
+
+# The service's API keys: the dev entries of application.properties, as they are written there.
+KEYS=$(sed -n '/^dev-keys=/,/^[^ ]*[^\\]$/p' src/main/resources/application.properties \
+  | grep -o 'dev-[a-z]*:[^,\\ ]*' | paste -sd, -)
+[ -n "$KEYS" ] || { log "no dev keys found in application.properties"; exit 1; }
+
+PORT=
+for p in $(seq 18180 18279); do
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then PORT=$p; break; fi
+done
+[ -n "$PORT" ] || { log "no free port in 18180-18279"; exit 1; }
+URL=http://127.0.0.1:$PORT
+
+# ---- the machine ------------------------------------------------------------------------------
+CORES=$(nproc)
+CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+MEM_GIB=$(awk '/MemTotal/ {printf "%.1f", $2 / 1048576}' /proc/meminfo)
+PG_VERSION=$(psql_ -d postgres -tAc 'SHOW server_version' | cut -d' ' -f1)
+JVM_VERSION=$(java -version 2>&1 | sed -n 2p)
+NODE_VERSION=$(command -v node >/dev/null && node --version || echo none)
+PGBOSS_VERSION=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' bench/pgboss/node_modules/pg-boss/package.json 2>/dev/null | head -n 1)
+CLK_TCK=$(getconf CLK_TCK)
+PG_SETTINGS=$(psql_ -d postgres -tAc "SELECT string_agg(name || ' ' || current_setting(name), ', ' ORDER BY name)
+  FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'max_wal_size', 'fsync')")
+MAX_CONN=$(psql_ -d postgres -tAc 'SHOW max_connections')
+USED_CONN=$(psql_ -d postgres -tAc 'SELECT count(*) FROM pg_stat_activity')
+# pgbench gets what connections are left, keeping 30 for the others on this server.
+RAW_CAP=$((MAX_CONN - USED_CONN - 30)); [ "$RAW_CAP" -ge 8 ] || RAW_CAP=8
+
+# ---- the database -----------------------------------------------------------------------------
+psql_ -d postgres -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null
+psql_ -d postgres -c "CREATE DATABASE \"$DB\"" >/dev/null
+DB_CREATED=1
+JDBC=jdbc:postgresql://$PGHOST_:$PGPORT_/$DB
+
+start_service() {
+  local since
+  since=$(date +%s%3N)
+  QUARKUS_HTTP_PORT=$PORT QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_DATASOURCE_JDBC_URL=$JDBC \
+    QUARKUS_DATASOURCE_USERNAME=$PGUSER_ CLAIMQ_SCHEMA=$SCHEMA CLAIMQ_AUTH_KEYS=$KEYS \
+    java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
+  SVC_PID=$!
+  loadgen start --url "$URL" --since-ms "$since" --timeout 60 >"$WORK/start.out" \
+    || { tail -n 40 "$WORK/service.log" >&2; exit 1; }
+}
+# Stops the run with the service's last words when it is gone.
+alive() {
+  kill -0 "$SVC_PID" 2>/dev/null && return 0
+  local rc=0; wait "$SVC_PID" || rc=$?
+  SVC_PID=
+  grep -v '^[[:space:]]*\(at \|\.\.\.\)' "$WORK/service.log" | tail -n 15 >&2
+  log "the service exited (status $rc) during the run"
+  exit 1
+}
+stop_service() {
+  kill -TERM "$SVC_PID"
+  for _ in $(seq 1 350); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$SVC_PID" 2>/dev/null || true
+  wait "$SVC_PID" 2>/dev/null || true
+  SVC_PID=
+}
+
+reset() { sql "TRUNCATE item, attempt, item_action RESTART IDENTITY"; }
+# Pending items in queue "bench", numbered from $2. Then the table is settled as a live one would
+# be (statistics, hint bits set, no autovacuum due) and the preload's WAL flushed, so that neither
+# lands inside a measurement.
+preload() {
+  local count=$1 from=${2:-1}
+  sql "INSERT INTO item (queue, dedupe_key, payload, max_attempts, enqueued_by)
+       SELECT 'bench', 'p-' || g, jsonb_build_object('to', 'bench@example.com', 'n', g), 5, 'dev-agent'
+       FROM generate_series($from, $from + $count - 1) g"
+  settle
+}
+settle() { sql "VACUUM ANALYZE item"; sql "CHECKPOINT"; }
+pending() { sql "SELECT count(*) FROM item WHERE state = 'pending'"; }
+
+RESULTS=$WORK/results
+: >"$RESULTS"
+record() { echo "$1 $2" >>"$RESULTS"; }     # figure value
+flag() { echo "$1" >>"$WORK/flags"; }
+kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+# A fixed-rate run the service could not keep up with measures its queue, not a claim.
+behind() {
+  awk -v a="$(kv "$2" achieved_rate)" -v r="$LATENCY_RATE" 'BEGIN {exit !(a < 0.95 * r)}' \
+    && { flag "$1"; log "$1: the service kept up only $(kv "$2" achieved_rate) of $LATENCY_RATE claims/s"; } || true
+}
+
+PGB_VARS=(-D queue=bench -D 'payload={"to": "bench@example.com", "k": 0}' -D priority=0
+  -D maxAttempts=5 -D enqueuedBy=dev-agent -D worker=bench -D leaseSeconds=600
+  -D externalRef=bench -D actor=dev-worker -D dupeKeys=1000)
+# Records pgbench's tps as figure $1; a run cut short (a client aborted, e.g. on an empty
+# queue) still counts, flagged.
+pgbench_() {
+  local figure=$1 clients=$2 script=$3 out tps threads=$(( $2 < CORES ? $2 : CORES ))
+  out=$(PGOPTIONS="-c search_path=$SCHEMA,public" bounded $((SECONDS_PER + 60)) \
+    "$PGBENCH" -h "$PGHOST_" -p "$PGPORT_" -U "$PGUSER_" -n -M prepared -c "$clients" \
+    -j "$threads" -T "$SECONDS_PER" -f "bench/pgbench/$script" "${PGB_VARS[@]}" "$DB" 2>&1) \
+    || { flag "$figure"; log "pgbench $script: $(grep -m1 error <<<"$out" || tail -n 1 <<<"$out")"; }
+  tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")
+  [ -n "$tps" ] || { echo "$out" | tail -n 5 >&2; log "pgbench $script gave no tps"; exit 1; }
+  record "$figure" "$tps"
+}
+
+
+log "$MODE run: $RUNS runs, ${SECONDS_PER}s per figure after ${WARMUP}s warm-up, backlog $BACKLOG, port $PORT"
+log "first start (migrates the schema, warms the page cache; not counted)"
+start_service
+stop_service
+sql "CREATE SEQUENCE public.bench_claim_ids"
+
+for run in $(seq 1 "$RUNS"); do
+  log "run $run/$RUNS: raw SQL (pgbench)"
+  reset
+  pgbench_ raw_enqueue "$CLIENTS" enqueue.sql
+  reset
+  sql "INSERT INTO item (queue, dedupe_key, payload, max_attempts, enqueued_by)
+       SELECT 'bench', g::text, '{\"to\": \"bench@example.com\", \"k\": 0}', 5, 'dev-agent'
+       FROM generate_series(1, 1000) g"
+  settle
+  pgbench_ raw_dupes "$CLIENTS" enqueue-duplicate.sql
+  for n in "${DRAIN_WORKERS[@]}"; do
+    c=$(( n < RAW_CAP ? n : RAW_CAP ))
+    reset; preload "$PRELOAD"
+    pgbench_ "raw_drain_$n" "$c" claim-complete.sql
+    [ "$(pending)" -gt 0 ] || flag "raw_drain_$n"
+    echo "$c" >"$WORK/raw_clients_$n"
+  done
+  reset; preload "$PRELOAD"
+  sql "SELECT setval('public.bench_claim_ids', 1, false)" >/dev/null
+  pgbench_ raw_claim_by_id "$CLIENTS" claim-by-id.sql
+  [ "$(pending)" -gt 0 ] || flag raw_claim_by_id
+
+  log "run $run/$RUNS: the service over HTTP"
+  reset
+  start_service; record start_ms "$(kv "$(cat "$WORK/start.out")" start_ms)"
+  common=(--url "$URL" --pid "$SVC_PID" --clk-tck "$CLK_TCK" --warmup "$WARMUP" --seconds "$SECONDS_PER" --run "r$run")
+  rss=0
+  # The raw side has no JIT to warm: give the service its first compiles before any figure.
+  half=$(( (SERVICE_WARMUP + 1) / 2 ))
+  loadgen enqueue --url "$URL" --warmup 0 --seconds "$half" --threads 8 --run "w$run" >/dev/null
+  preload "$PRELOAD" 100000000
+  loadgen drain --url "$URL" --warmup 0 --seconds "$half" --threads 8 >/dev/null
+  alive
+  reset
+  note() {   # figure prefix, LoadGen output
+    alive
+    record "$1" "$(kv "$2" rate)"
+    local cpu r e
+    cpu=$(kv "$2" cpu_ms_per_1000); [ -z "$cpu" ] || record "$1_cpu" "$cpu"
+    r=$(kv "$2" rss_kb); [ -z "$r" ] || [ "$r" -le "$rss" ] || rss=$r
+    e=$(kv "$2" errors); [ "${e:-0}" = 0 ] || { log "$1: $e errors, e.g. $(kv "$2" error_sample)"; flag "$1"; }
+  }
+  note svc_enqueue "$(loadgen enqueue "${common[@]}" --threads "$CLIENTS")"
+  reset
+  note svc_dupes "$(loadgen dupes "${common[@]}" --threads "$CLIENTS" --keys 1000 --queue dupes)"
+  for n in "${DRAIN_WORKERS[@]}"; do
+    reset; preload "$PRELOAD"
+    note "svc_drain_$n" "$(loadgen drain "${common[@]}" --threads "$n")"
+    [ "$(pending)" -gt 0 ] || flag "svc_drain_$n"
+  done
+  reset; preload "$PRELOAD"
+  note svc_claim_by_id "$(loadgen claim-by-id "${common[@]}" --threads "$CLIENTS" --from 1 --to "$PRELOAD")"
+  [ "$(pending)" -gt 0 ] || flag svc_claim_by_id
+  if [ "$BATCH" = 1 ]; then
+    reset; preload "$PRELOAD"
+    out=$(loadgen batch-drain "${common[@]}" --threads 8 --max 10)
+    if [ "$(kv "$out" skipped)" = 1 ]; then
+      echo "$(kv "$out" reason | tr _ ' ')" >"$WORK/batch_skipped"
+    else
+      note svc_batch "$out"
+      [ "$(pending)" -gt 0 ] || flag svc_batch
+    fi
+  fi
+  # Claim latency at a fixed rate, on a small backlog and then on the large one.
+  reset; preload "$SMALL_BACKLOG"
+  out=$(loadgen latency "${common[@]}" --threads 32 --rate "$LATENCY_RATE")
+  record lat_small_p50 "$(kv "$out" p50_ms)"; record lat_small_p99 "$(kv "$out" p99_ms)"
+  behind lat_small_p50 "$out"
+  log "run $run/$RUNS: filling the backlog to $BACKLOG"
+  preload $((BACKLOG - $(pending))) $((SMALL_BACKLOG + 1))
+  out=$(loadgen latency "${common[@]}" --threads 32 --rate "$LATENCY_RATE")
+  record lat_big_p50 "$(kv "$out" p50_ms)"; record lat_big_p99 "$(kv "$out" p99_ms)"
+  behind lat_big_p50 "$out"
+  r=$(kv "$out" rss_kb); [ -z "$r" ] || [ "$r" -le "$rss" ] || rss=$r
+  record rss_mb "$(awk -v k="$rss" 'BEGIN {printf "%.0f", k / 1024}')"
+  stop_service
+
+  if [ "$PGBOSS" = 1 ]; then
+    log "run $run/$RUNS: pg-boss"
+    reset   # keep claimq's tables small while pg-boss runs
+    pgboss() {
+      bounded $((SECONDS_PER + WARMUP + 180)) node bench/pgboss/bench.mjs "$@" \
+        --db "postgres://$PGUSER_@$PGHOST_:$PGPORT_/$DB" --warmup "$WARMUP" --seconds "$SECONDS_PER"
+    }
+    out=$(pgboss enqueue --clients "$CLIENTS"); record boss_enqueue "$(kv "$out" rate)"
+    for n in 8 32; do
+      out=$(pgboss drain --workers "$n" --preload "$PRELOAD"); record "boss_drain_$n" "$(kv "$out" rate)"
+      [ "$(kv "$out" empty)" = 0 ] || flag "boss_drain_$n"
+    done
+  fi
+done
+
+# ---- the table --------------------------------------------------------------------------------
+median() { awk -v k="$1" '$1 == k {print $2}' "$RESULTS" | sort -g \
+  | awk '{v[NR] = $1} END {if (NR == 0) exit; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+range() { awk -v k="$1" '$1 == k {print $2}' "$RESULTS" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {if (NR) print lo, hi}'; }
+num() { awk -v v="$1" -v d="${2:-0}" 'BEGIN {
+  s = sprintf("%." d "f", v); split(s, p, "."); i = p[1]; o = ""
+  while (length(i) > 3) { o = "," substr(i, length(i) - 2) o; i = substr(i, 1, length(i) - 3) }
+  print i o (d > 0 ? "." p[2] : "") }'; }
+dry() { grep -qx "$1" "$WORK/flags" 2>/dev/null && echo " (!)" || true; }
+# "1,234 (1,100–1,300)": the median and, in brackets, the lowest and highest run.
+cell() {
+  local m lo hi d=${2:-0}
+  m=$(median "$1"); [ -n "$m" ] || { echo "—"; return; }
+  read -r lo hi <<<"$(range "$1")"
+  echo "$(num "$m" "$d") ($(num "$lo" "$d")–$(num "$hi" "$d"))$(dry "$1")"
+}
+ratio() { local a b; a=$(median "$1"); b=$(median "$2")
+  [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN {if (b > 0) printf "%.2f", a / b}'; }
+verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {
+  if (v == "") { print "—"; exit } ok = (op == ">=") ? (v + 0 >= t + 0) : (v + 0 <= t + 0)
+  print ok ? "met" : "**not met**" }'; }
+
+R_ENQ=$(ratio svc_enqueue raw_enqueue)
+cat <<EOF
+Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION; Node.js $NODE_VERSION, pg-boss ${PGBOSS_VERSION:-none}.
+Run: \`bench/run.sh$([ "$MODE" = quick ] && echo " --quick")\`, $(date -u +%Y-%m-%d); median of $RUNS run$([ "$RUNS" = 1 ] || echo s) (lowest–highest in brackets); each figure ${SECONDS_PER} s after ${WARMUP} s warm-up; rates in items/s.
+
+| Figure | claimq | Compared with | Ratio | Target |
+|---|---|---|---|---|
+| Enqueue, $CLIENTS clients | $(cell svc_enqueue) | raw SQL $(cell raw_enqueue) | ${R_ENQ:-—}× | ≥ 0.6× raw: $(verdict "$R_ENQ" 0.6 ">=") |
+| Duplicate-enqueue storm (replays of 1,000 keys), $CLIENTS clients | $(cell svc_dupes) | raw SQL $(cell raw_dupes) | $(ratio svc_dupes raw_dupes)× | — |
+EOF
+for n in "${DRAIN_WORKERS[@]}"; do
+  r=$(ratio "svc_drain_$n" "raw_drain_$n"); c=$(cat "$WORK/raw_clients_$n")
+  echo "| Claim-next + complete, $n worker$([ "$n" = 1 ] || echo s) | $(cell "svc_drain_$n") | raw SQL$([ "$c" = "$n" ] || echo " ($c clients)") $(cell "raw_drain_$n") | ${r:-—}× | ≥ 0.6× raw: $(verdict "$r" 0.6 ">=") |"
+done
+echo "| Claim by id, $CLIENTS clients | $(cell svc_claim_by_id) | raw SQL $(cell raw_claim_by_id) | $(ratio svc_claim_by_id raw_claim_by_id)× | — |"
+if [ "$BATCH" = 0 ]; then
+  echo "| Batch drain (claim 10 + complete 10), 8 workers | not run (--no-batch) | — | — | ≥ 10,000 items/s |"
+elif [ -f "$WORK/batch_skipped" ]; then
+  echo "| Batch drain (claim 10 + complete 10), 8 workers | skipped: $(cat "$WORK/batch_skipped") (batch endpoints not in this build) | — | — | ≥ 10,000 items/s |"
+else
+  b=$(median svc_batch)
+  echo "| Batch drain (claim 10 + complete 10), 8 workers | $(cell svc_batch) | — | — | ≥ 10,000 items/s: $(verdict "$b" 10000 ">=") |"
+fi
+if [ "$PGBOSS" = 1 ]; then
+  for n in 8 32; do
+    r=$(ratio "svc_drain_$n" "boss_drain_$n")
+    echo "| Drain vs pg-boss (fetch + complete), $n workers | $(cell "svc_drain_$n") | pg-boss $(cell "boss_drain_$n") | ${r:-—}× | ≥ 1.5× pg-boss: $(verdict "$r" 1.5 ">=") |"
+  done
+  echo "| Enqueue vs pg-boss (send), $CLIENTS clients | $(cell svc_enqueue) | pg-boss $(cell boss_enqueue) | $(ratio svc_enqueue boss_enqueue)× | — |"
+else
+  echo "| Drain vs pg-boss | not run (node or pg-boss missing, or --no-pgboss) | — | — | ≥ 1.5× pg-boss |"
+fi
+P99=$(median lat_big_p99)
+FLAT=$(ratio lat_big_p50 lat_small_p50)
+FLAT_VERDICT=$(verdict "$FLAT" 1.25 "<=")
+if [ -n "$(dry lat_big_p50)$(dry lat_small_p50)" ]; then FLAT_VERDICT="not measured (the service fell behind)"; fi
+cat <<EOF
+| Claim latency at $LATENCY_RATE claims/s, backlog $(num "$BACKLOG"): p50 / p99 (ms) | $(cell lat_big_p50 2) / $(cell lat_big_p99 2) | — | — | p99 ≤ 10 ms: $(verdict "$P99" 10 "<=") |
+| Claim latency at $LATENCY_RATE claims/s, backlog $(num "$SMALL_BACKLOG"): p50 / p99 (ms) | $(cell lat_small_p50 2) / $(cell lat_small_p99 2) | — | — | — |
+| Claim cost, backlog $(num "$SMALL_BACKLOG") → $(num "$BACKLOG") (p50 ÷ p50) | ${FLAT:-—}× | p99 ÷ p99: $(ratio lat_big_p99 lat_small_p99)× | — | flat (≤ 1.25×): $FLAT_VERDICT |
+| Service CPU per 1,000 items: claim-next + complete, 8 workers (ms) | $(cell svc_drain_8_cpu) | enqueue: $(cell svc_enqueue_cpu) | — | — |
+| Service RSS after the load (MB, VmRSS) | $(cell rss_mb) | — | — | ≤ 300 MB: $(verdict "$(median rss_mb)" 300 "<=") |
+| JVM start to first served request (ms) | $(cell start_ms) | — | — | ≤ 3,000 ms: $(verdict "$(median start_ms)" 3000 "<=") |
+EOF
+if [ -s "$WORK/flags" ]; then
+  echo
+  echo "(!) in at least one run: the queue ran dry or requests failed (raise --preload, or see the log), or, on a latency row, the service fell behind the fixed rate, so that row measures its queue."
+fi
+log "done; database $DB dropped, service stopped"
