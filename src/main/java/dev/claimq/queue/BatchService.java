@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.claimq.config.ClaimqConfig;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.transaction.Transactional;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -34,15 +35,21 @@ public class BatchService {
 
   private final ItemRepository items;
   private final EnqueueService enqueuer;
+  private final Event<ItemsEnqueued> enqueued;
   private final ObjectMapper json;
   private final Backoff backoff;
   private final int defaultMaxAttempts;
   private final int defaultLeaseSeconds;
 
   BatchService(
-      ItemRepository items, EnqueueService enqueuer, ObjectMapper json, ClaimqConfig config) {
+      ItemRepository items,
+      EnqueueService enqueuer,
+      Event<ItemsEnqueued> enqueued,
+      ObjectMapper json,
+      ClaimqConfig config) {
     this.items = items;
     this.enqueuer = enqueuer;
+    this.enqueued = enqueued;
     this.json = json;
     this.backoff = new Backoff(config.retry().backoffBase(), config.retry().backoffCap());
     this.defaultMaxAttempts = config.retry().defaultMaxAttempts();
@@ -68,6 +75,9 @@ public class BatchService {
     Map<String, Item> inserted =
         items.insertBatchIfAbsent(queue, batchJson, actor).stream()
             .collect(Collectors.toMap(item -> item.dedupeKey, Function.identity()));
+    if (!inserted.isEmpty()) {
+      enqueued.fire(new ItemsEnqueued(queue));
+    }
     Map<Integer, ItemRepository.KeyMatch> matches = items.matchBatch(queue, batchJson);
     Map<Long, Item> existing =
         items

@@ -17,20 +17,27 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * Wakes parked long-poll claims when PostgreSQL says an item became claimable (LISTEN on the
- * channel the item triggers NOTIFY; see V2__notify_claimable.sql). It holds one connection of its
- * own, outside the pool, and reconnects if it drops. Signals can be lost while it reconnects, so a
- * fallback poll wakes one waiter per queue every claimq.long-poll.fallback-interval as well.
+ * Wakes parked long-poll claims when an item becomes claimable. New items are signalled by the
+ * service after their enqueue commits: a parked claim on this instance is woken at once, and the
+ * other instances hear of it by a NOTIFY this listener sends on its own connection, outside any
+ * enqueue transaction (a NOTIFY inside one would serialize every enqueue's commit). Items put back
+ * to pending are signalled by a trigger (V2__notify_claimable.sql). The listener holds one
+ * connection of its own, outside the pool, and reconnects if it drops. Signals can be lost while it
+ * reconnects, so a fallback poll wakes one waiter per queue every
+ * claimq.long-poll.fallback-interval as well.
  */
 @ApplicationScoped
 public class ClaimableListener {
   private static final Logger LOG = Logger.getLogger(ClaimableListener.class);
-  private static final int WAIT_MILLIS = 500;
+  // How long one wait for notifications lasts: also the most an enqueue's signal waits to be sent.
+  private static final int WAIT_MILLIS = 5;
 
   private final ClaimWaiters waiters;
   private final String url;
   private final Properties credentials = new Properties();
   private final String channel;
+  private final java.util.Set<String> toAnnounce =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
   private volatile boolean running;
   private Thread thread;
 
@@ -61,6 +68,14 @@ public class ClaimableListener {
     }
   }
 
+  /** After an enqueue commits: wake a claim parked here now, and tell the other instances. */
+  void onEnqueued(
+      @Observes(during = jakarta.enterprise.event.TransactionPhase.AFTER_SUCCESS)
+          ItemsEnqueued event) {
+    waiters.wakeOne(event.queue());
+    toAnnounce.add(event.queue());
+  }
+
   @Scheduled(
       identity = "long-poll-fallback",
       every = "${claimq.long-poll.fallback-interval}",
@@ -80,11 +95,15 @@ public class ClaimableListener {
         backoffMillis = 250;
         waiters.wakeOneOfEach(); // signals may have been missed while disconnected
         PGConnection postgres = connection.unwrap(PGConnection.class);
+        int ownPid = postgres.getBackendPID();
         while (running) {
+          announce(connection);
           PGNotification[] notifications = postgres.getNotifications(WAIT_MILLIS);
           if (notifications != null) {
             for (PGNotification notification : notifications) {
-              waiters.wakeOne(notification.getParameter());
+              if (notification.getPID() != ownPid) { // our own announcements woke us already
+                waiters.wakeOne(notification.getParameter());
+              }
             }
           }
         }
@@ -95,6 +114,23 @@ public class ClaimableListener {
           backoffMillis = Math.min(backoffMillis * 2, 5_000);
         }
       }
+    }
+  }
+
+  /** Sends one NOTIFY per queue that got new items since the last round. */
+  private void announce(Connection connection) throws SQLException {
+    if (toAnnounce.isEmpty()) {
+      return;
+    }
+    java.util.List<String> queues = new java.util.ArrayList<>(toAnnounce);
+    toAnnounce.removeAll(queues);
+    try (var notify = connection.prepareStatement("SELECT pg_notify(?, q) FROM unnest(?) AS q")) {
+      notify.setString(1, channel);
+      notify.setArray(2, connection.createArrayOf("text", queues.toArray()));
+      notify.execute();
+    } catch (SQLException e) {
+      toAnnounce.addAll(queues); // announce them after reconnecting
+      throw e;
     }
   }
 

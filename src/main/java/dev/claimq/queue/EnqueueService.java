@@ -2,6 +2,7 @@ package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.transaction.Transactional;
 import java.util.Optional;
 
@@ -17,10 +18,12 @@ public class EnqueueService {
   private static final int MAX_ROUNDS = 3;
 
   private final ItemRepository items;
+  private final Event<ItemsEnqueued> enqueued;
   private final int defaultMaxAttempts;
 
-  EnqueueService(ItemRepository items, ClaimqConfig config) {
+  EnqueueService(ItemRepository items, Event<ItemsEnqueued> enqueued, ClaimqConfig config) {
     this.items = items;
+    this.enqueued = enqueued;
     this.defaultMaxAttempts = config.retry().defaultMaxAttempts();
   }
 
@@ -38,6 +41,7 @@ public class EnqueueService {
     for (int round = 0; round < MAX_ROUNDS; round++) {
       Optional<Item> inserted = items.insertIfAbsent(item);
       if (inserted.isPresent()) {
+        enqueued.fire(new ItemsEnqueued(item.queue()));
         return new Enqueued(inserted.get(), true);
       }
       // The insert did nothing, so the key was taken: by an equal item (a replay) or not.

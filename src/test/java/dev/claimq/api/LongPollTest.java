@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.queue.ClaimWaiters;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -48,6 +49,7 @@ class LongPollTest {
   URI base;
 
   @Inject ClaimWaiters waiters;
+  @Inject jakarta.persistence.EntityManager entityManager;
 
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -75,6 +77,59 @@ class LongPollTest {
     latencies.sort(null);
     System.out.printf("long-poll wake-up after enqueue, ms (sorted): %s%n", latencies);
     assertThat(latencies.get(latencies.size() / 2)).as("median wake-up ms").isLessThan(1000);
+  }
+
+  @Test
+  void work_enqueued_through_another_instance_wakes_a_claim_parked_here() throws Exception {
+    String queue = uniqueQueue("elsewhere");
+    int before = waiters.parked();
+    CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
+    awaitParked(before + 1);
+
+    // What another instance does on enqueue: insert, commit, then announce on the channel.
+    QuarkusTransaction.requiringNew()
+        .run(
+            () ->
+                entityManager
+                    .createNativeQuery(
+                        "INSERT INTO item (queue, dedupe_key, payload, max_attempts)"
+                            + " VALUES (:queue, 'k', '1', 5)")
+                    .setParameter("queue", queue)
+                    .executeUpdate());
+    QuarkusTransaction.requiringNew()
+        .run(
+            () ->
+                entityManager
+                    .createNativeQuery("SELECT pg_notify('claimq.' || current_schema(), :queue)")
+                    .setParameter("queue", queue)
+                    .getSingleResult());
+
+    assertThat(parked.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void an_operator_retry_wakes_a_claim_parked_on_its_queue() throws Exception {
+    String queue = uniqueQueue("retried");
+    String id = enqueued(queue, Map.of("dedupeKey", "k", "payload", 1, "maxAttempts", 1));
+    String token =
+        given()
+            .contentType("application/json")
+            .body(Map.of())
+            .post("/v1/items/{id}/claim", id)
+            .path("claimToken");
+    given()
+        .contentType("application/json")
+        .body(Map.of("claimToken", token, "error", "no", "retryable", false))
+        .post("/v1/items/{id}/fail", id)
+        .then()
+        .statusCode(200);
+    int before = waiters.parked();
+    CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
+    awaitParked(before + 1);
+
+    given().post("/v1/items/{id}/retry", id).then().statusCode(200);
+
+    assertThat(parked.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
   }
 
   @Test
