@@ -64,7 +64,7 @@ for n in $(seq 1 "$batch_size"); do
   [ "$status" = 201 ] || fail "enqueue welcome/$n answered $status: $(cat "$tmp/answer")"
   printf 'welcome/%s -> 201, item %s\n' "$n" "$(field id)"
 done
-first_id=$(call "$agent_key" GET "/v1/items?queue=$queue&limit=500" >/dev/null; python3 -c \
+first_id=$(call "$operator_key" GET "/v1/items?queue=$queue&limit=500" >/dev/null; python3 -c \
   'import json, sys; print(min(json.load(open(sys.argv[1]))["items"], key=lambda i: int(i["id"]))["id"])' "$tmp/answer")
 
 step "The agent says welcome/1 again: same item, nothing new"
