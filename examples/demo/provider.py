@@ -13,8 +13,12 @@ POST /sends   the payload as JSON, with header Idempotency-Key (400 without one)
                 "fail": "permanent"  422 (a request that will never succeed)
                 "failTimes": n       503 with Retry-After for the first n requests of a key
                 "retryAfter": n      the Retry-After those 503s carry (default 1)
+                "hangSeconds": n     hold the request n seconds, then drop the connection
+                                     unanswered, not counted as a send (a provider that hangs)
 GET  /sends   the record: {"sends": [{idempotencyKey, id, accepted, refused, payload}]}
               accepted counts the requests answered 2xx; exactly once means accepted == 1.
+GET  /requests  every request in arrival order: {"requests": [{idempotencyKey, status,
+              payload}]} (status 0: hung), so a checker can see which keys each item was sent with.
 """
 import argparse
 import json
@@ -25,12 +29,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 record = {}  # idempotency key -> {idempotencyKey, id, accepted, refused, payload}
 record_lock = threading.Lock()
+requests = []  # every POST /sends: {idempotencyKey, status, payload}, in arrival order
 
 
 class Provider(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self):
+        if self.path == "/requests":
+            with record_lock:
+                seen = [dict(entry) for entry in requests]
+            return self.answer(200, {"requests": seen})
         if self.path != "/sends":
             return self.answer(404, {"error": "no such path"})
         with record_lock:
@@ -49,6 +58,12 @@ class Provider(BaseHTTPRequestHandler):
             return self.answer(400, {"error": "Idempotency-Key header required"})
         steer = payload if isinstance(payload, dict) else {}
 
+        if steer.get("hangSeconds"):
+            time.sleep(float(steer["hangSeconds"]))
+            with record_lock:
+                requests.append({"idempotencyKey": key, "status": 0, "payload": payload})
+            self.close_connection = True
+            return
         time.sleep(float(steer.get("sleepSeconds", 0)))
         with record_lock:
             entry = record.setdefault(
@@ -70,6 +85,7 @@ class Provider(BaseHTTPRequestHandler):
                 entry["accepted"] += 1
                 outcome = (200 if replay else 201, {"id": entry["id"]},
                            {"Idempotent-Replayed": "true"} if replay else {})
+            requests.append({"idempotencyKey": key, "status": outcome[0], "payload": payload})
         self.answer(*outcome)
 
     def answer(self, status, body, headers=None):
