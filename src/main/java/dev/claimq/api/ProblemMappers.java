@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import dev.claimq.queue.DatabaseErrors;
 import dev.claimq.queue.DedupeConflictException;
 import dev.claimq.queue.ItemNotFoundException;
 import dev.claimq.queue.StaleClaimException;
@@ -22,7 +23,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
-import org.hibernate.exception.JDBCConnectionException;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.RestResponse;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
@@ -183,13 +183,21 @@ public class ProblemMappers {
 
   @ServerExceptionMapper
   public RestResponse<Problem> unexpected(Throwable e) {
-    if (databaseUnavailable(e)) {
+    if (clientGone(e)) {
+      LOG.debugf("client closed the connection: %s", rootMessage(e));
+      return problem(
+          400, "client-closed", "Client closed the connection", "No one to answer.", null);
+    }
+    if (DatabaseErrors.unavailable(e)) {
       LOG.warnf("database unavailable: %s", rootMessage(e));
       return problem(
           503,
           "database-unavailable",
           "Database unavailable",
-          "The queue's database cannot be reached right now; nothing was changed. Retry shortly.",
+          "The queue's database cannot be reached right now; retry shortly. If the database went"
+              + " away while this change was committing, it may or may not have taken effect:"
+              + " repeating the call is safe (enqueues are deduplicated, and a repeated complete"
+              + " or fail with the same token answers the same).",
           null);
     }
     LOG.error("unexpected error", e);
@@ -201,28 +209,10 @@ public class ProblemMappers {
         null);
   }
 
-  /**
-   * A lost or refused connection, a pool with none to give, or a server shutting down: the database
-   * is away, which is the client's cue to retry, not a bug. (Any statement that did run ran in a
-   * transaction that did not commit.)
-   */
-  private static boolean databaseUnavailable(Throwable e) {
-    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-      if (cause instanceof JDBCConnectionException) {
-        return true;
-      }
-      if (cause instanceof java.sql.SQLException sql) {
-        String state = sql.getSQLState() == null ? "" : sql.getSQLState();
-        String message = sql.getMessage() == null ? "" : sql.getMessage();
-        if (state.startsWith("08") // connection exception
-            || state.startsWith("57P") // admin shutdown, crash shutdown, cannot connect now
-            || state.equals("53300") // too many connections
-            || message.contains("acquisition timeout")) {
-          return true;
-        }
-      }
-    }
-    return false;
+  /** A request whose client hung up before the answer: not the service's fault, nobody to tell. */
+  private static boolean clientGone(Throwable e) {
+    return DatabaseErrors.causesOf(e).stream()
+        .anyMatch(cause -> cause instanceof io.vertx.core.http.HttpClosedException);
   }
 
   private static String rootMessage(Throwable e) {

@@ -16,6 +16,7 @@ public class LeaseReaper {
 
   private final ItemRepository items;
   private final int batchSize;
+  private final BackgroundJob job = new BackgroundJob(LeaseReaper.class, "lease reaper");
 
   LeaseReaper(ItemRepository items, ClaimqConfig config) {
     this.items = items;
@@ -27,12 +28,16 @@ public class LeaseReaper {
       every = "${claimq.reaper.interval}",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   void releaseExpiredLeases() {
-    int released;
-    do {
-      released = QuarkusTransaction.requiringNew().call(() -> items.reapExpiredLeases(batchSize));
-      if (released > 0) {
-        LOG.infof("released %d expired claims", released);
-      }
-    } while (released == batchSize);
+    job.run(
+        () -> {
+          int released;
+          do {
+            released =
+                QuarkusTransaction.requiringNew().call(() -> items.reapExpiredLeases(batchSize));
+            if (released > 0) {
+              LOG.infof("released %d expired claims", released);
+            }
+          } while (released == batchSize);
+        });
   }
 }

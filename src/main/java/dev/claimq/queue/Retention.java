@@ -18,6 +18,7 @@ public class Retention {
   private final ItemRepository items;
   private final long keepSeconds;
   private final int batchSize;
+  private final BackgroundJob job = new BackgroundJob(Retention.class, "retention");
 
   Retention(ItemRepository items, ClaimqConfig config) {
     this.items = items;
@@ -31,7 +32,7 @@ public class Retention {
       delayed = "10s",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   void run() {
-    prune();
+    job.run(this::prune);
   }
 
   /** Prunes until a batch comes back short (or a bounded number of batches); returns the count. */
