@@ -73,6 +73,20 @@ class FinishTest {
   }
 
   @Test
+  void heartbeat_and_fail_of_an_unknown_item_are_404_and_bad_bodies_400() {
+    problem(heartbeat("123456789012", Map.of("claimToken", "t")), 404, "item-not-found");
+    problem(fail("123456789012", Map.of("claimToken", "t", "error", "x")), 404, "item-not-found");
+    String queue = uniqueQueue("hbbody");
+    String id = enqueued(queue, "k", 1);
+    String token = claimedNext(queue, "w").path("claimToken");
+    problem(heartbeat(id, Map.of()), 400, "invalid-request")
+        .body("errors[0].field", equalTo("claimToken"));
+    problem(heartbeat(id, Map.of("claimToken", token, "leaseSeconds", 0)), 400, "invalid-request")
+        .body("errors[0].field", equalTo("leaseSeconds"));
+    item(id).then().body("state", equalTo("sending"));
+  }
+
+  @Test
   void complete_of_an_unknown_item_is_404_and_a_missing_token_is_400() {
     problem(complete("123456789012", Map.of("claimToken", "t")), 404, "item-not-found");
     String queue = uniqueQueue("notoken");

@@ -667,7 +667,31 @@ class FaultScenariosIT {
         if (millis > 15_000) {
           history.violation("with the database away, " + url + " took " + millis + " ms");
         }
+        int ready = readiness(url);
+        if (ready != 503) {
+          history.violation(
+              "with the database away, "
+                  + url
+                  + "/q/health/ready answered "
+                  + ready
+                  + " (expected 503: not ready)");
+        }
       }
+    }
+  }
+
+  /** The status of the instance's readiness check; -1 when it does not answer. */
+  private static int readiness(String url) throws InterruptedException {
+    try {
+      return java.net.http.HttpClient.newHttpClient()
+          .send(
+              java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/q/health/ready"))
+                  .timeout(Duration.ofSeconds(20))
+                  .build(),
+              java.net.http.HttpResponse.BodyHandlers.discarding())
+          .statusCode();
+    } catch (IOException e) {
+      return -1;
     }
   }
 
@@ -695,6 +719,9 @@ class FaultScenariosIT {
               });
       long millis = (System.nanoTime() - back) / 1_000_000;
       System.out.printf("faults: after %s, %s served again in %d ms%n", fault, url, millis);
+      if (serving && readiness(url) != 200) {
+        history.violation("after " + fault + ", " + url + " serves but does not report ready");
+      }
       // SERVICE BUG CHECK: the contract is to serve again within 10 s of the database returning.
       if (!serving || millis > 10_000) {
         history.violation(
