@@ -215,10 +215,8 @@ public class BatchService {
     if (item == null) {
       return BatchResult.refused(404, new ItemNotFoundException(Long.toString(id)).getMessage());
     }
-    for (ItemState accepted : acceptedStates) {
-      if (item.state == accepted && token.equals(item.claimToken)) {
-        return BatchResult.of(200, item);
-      }
+    if (item.alreadyFinishedBy(token, acceptedStates)) {
+      return BatchResult.of(200, item);
     }
     return BatchResult.refused(409, new StaleClaimException(id, item.state).getMessage());
   }

@@ -62,4 +62,17 @@ public class Item {
 
   @Column(name = "updated_at")
   public Instant updatedAt;
+
+  /**
+   * Whether this token's own complete or fail already put the item in one of these states: a
+   * repeated request, to be answered like the first.
+   */
+  boolean alreadyFinishedBy(String token, ItemState... acceptedStates) {
+    for (ItemState accepted : acceptedStates) {
+      if (state == accepted && token.equals(claimToken)) {
+        return true;
+      }
+    }
+    return false;
+  }
 }

@@ -99,10 +99,8 @@ public class WorkService {
   private Item replayOrReject(long id, String token, ItemState... acceptedStates) {
     Item item =
         items.findByIdOptional(id).orElseThrow(() -> new ItemNotFoundException(Long.toString(id)));
-    for (ItemState accepted : acceptedStates) {
-      if (item.state == accepted && token.equals(item.claimToken)) {
-        return item;
-      }
+    if (item.alreadyFinishedBy(token, acceptedStates)) {
+      return item;
     }
     throw new StaleClaimException(id, item.state);
   }
