@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.claimq.config.ClaimqConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
-import jakarta.transaction.Transactional;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -57,7 +56,6 @@ public class BatchService {
   }
 
   /** Enqueues every entry once per dedupe key; 201 new, 200 same work again, 422 key reused. */
-  @Transactional
   public List<BatchResult> enqueue(String queue, List<NewItem> entries, String actor) {
     ArrayNode batch = json.createArrayNode();
     for (int i = 0; i < entries.size(); i++) {
@@ -113,7 +111,6 @@ public class BatchService {
   }
 
   /** Claims up to {@code max} due items of the queue, each with its own token. */
-  @Transactional
   public List<WorkService.Claim> claimNext(
       String queue, String worker, Integer leaseSeconds, int max) {
     List<String> tokens = new ArrayList<>(max);
@@ -140,7 +137,6 @@ public class BatchService {
   }
 
   /** Completes each entry whose token is current; repeats of accepted completes answer 200. */
-  @Transactional
   public List<BatchResult> complete(List<CompleteEntry> entries, String actor) {
     ArrayNode batch = json.createArrayNode();
     for (CompleteEntry entry : entries) {
@@ -161,7 +157,6 @@ public class BatchService {
   }
 
   /** Records each entry's failure whose token is current, with its own backoff. */
-  @Transactional
   public List<BatchResult> fail(List<FailEntry> entries, String actor) {
     ArrayNode lookup = json.createArrayNode();
     for (FailEntry entry : entries) {

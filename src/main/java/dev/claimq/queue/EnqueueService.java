@@ -3,7 +3,6 @@ package dev.claimq.queue;
 import dev.claimq.config.ClaimqConfig;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
-import jakarta.transaction.Transactional;
 import java.util.Optional;
 
 /** Agents' use case: put work in a queue, once per dedupe key. */
@@ -27,7 +26,6 @@ public class EnqueueService {
     this.defaultMaxAttempts = config.retry().defaultMaxAttempts();
   }
 
-  @Transactional
   public Enqueued enqueue(NewItem request) {
     NewItem item =
         new NewItem(

@@ -1,7 +1,6 @@
 package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
-import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
@@ -26,14 +25,15 @@ public class LeaseReaper {
   @Scheduled(
       identity = "lease-reaper",
       every = "${claimq.reaper.interval}",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+      // Not while starting or shutting down: the connection pool may already be closed.
+      skipExecutionIf = Scheduled.ApplicationNotRunning.class)
   void releaseExpiredLeases() {
     job.run(
         () -> {
           int released;
           do {
-            released =
-                QuarkusTransaction.requiringNew().call(() -> items.reapExpiredLeases(batchSize));
+            released = items.reapExpiredLeases(batchSize); // one statement, its own transaction
             if (released > 0) {
               LOG.infof("released %d expired claims", released);
             }

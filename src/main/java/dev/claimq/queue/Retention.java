@@ -1,7 +1,6 @@
 package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
-import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
@@ -30,7 +29,9 @@ public class Retention {
       identity = "retention",
       every = "${claimq.retention.interval}",
       delayed = "10s",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+      // Not while starting or shutting down: the connection pool may already be closed.
+      skipExecutionIf = Scheduled.ApplicationNotRunning.class)
   void run() {
     job.run(this::prune);
   }
@@ -39,8 +40,7 @@ public class Retention {
   public int prune() {
     int total = 0;
     for (int batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
-      int deleted =
-          QuarkusTransaction.requiringNew().call(() -> items.pruneFinished(keepSeconds, batchSize));
+      int deleted = items.pruneFinished(keepSeconds, batchSize); // each batch commits alone
       total += deleted;
       if (deleted < batchSize) {
         break;

@@ -46,7 +46,8 @@ public class WaitingClaims {
                 return Uni.createFrom().item(claims);
               }
               long remaining = deadline - System.nanoTime();
-              if (remaining <= 0) {
+              // Timers take whole milliseconds (and refuse less than one): under one is time up.
+              if (remaining < 1_000_000) {
                 return Uni.createFrom().item(claims);
               }
               return waiters

@@ -2,11 +2,13 @@ package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.transaction.Transactional;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
-/** Workers' use cases: claim, heartbeat, complete, fail. Each is one short transaction. */
+/**
+ * Workers' use cases: claim, heartbeat, complete, fail. Each change is one statement and so its own
+ * transaction (autocommit); a read after it only explains a statement that changed nothing.
+ */
 @ApplicationScoped
 public class WorkService {
 
@@ -24,18 +26,16 @@ public class WorkService {
   }
 
   /** Claims the item if it is pending and due; empty when another worker won or it is not due. */
-  @Transactional
   public Optional<Claim> claim(long id, String worker, Integer leaseSeconds) {
     String token = ClaimTokens.next();
     Optional<Item> claimed = items.claim(id, token, worker, lease(leaseSeconds));
-    if (claimed.isEmpty() && items.findByIdOptional(id).isEmpty()) {
+    if (claimed.isEmpty() && items.findCurrent(id).isEmpty()) {
       throw new ItemNotFoundException(Long.toString(id));
     }
     return claimed.map(item -> new Claim(item, token));
   }
 
   /** Claims the queue's next due item; empty when there is none. */
-  @Transactional
   public Optional<Claim> claimNext(String queue, String worker, Integer leaseSeconds) {
     String token = ClaimTokens.next();
     return items
@@ -51,7 +51,6 @@ public class WorkService {
    * Marks the item done. Repeating an accepted complete with the same token answers the same item
    * again, so a worker may safely retry a complete whose answer it did not receive.
    */
-  @Transactional
   public Item complete(long id, String token, String externalRef, String actor) {
     return items
         .complete(id, token, externalRef, actor)
@@ -62,7 +61,6 @@ public class WorkService {
    * Records a failed attempt and schedules the retry (the provider's Retry-After, when given,
    * replaces the computed backoff). Repeating an accepted fail answers the same item again.
    */
-  @Transactional
   public Item fail(
       long id,
       String token,
@@ -87,7 +85,6 @@ public class WorkService {
   }
 
   /** Extends the lease of a current claim; by its original length when none is given. */
-  @Transactional
   public Item heartbeat(long id, String token, Integer leaseSeconds) {
     return items.heartbeat(id, token, leaseSeconds).orElseGet(() -> replayOrReject(id, token));
   }
@@ -98,7 +95,7 @@ public class WorkService {
    */
   private Item replayOrReject(long id, String token, ItemState... acceptedStates) {
     Item item =
-        items.findByIdOptional(id).orElseThrow(() -> new ItemNotFoundException(Long.toString(id)));
+        items.findCurrent(id).orElseThrow(() -> new ItemNotFoundException(Long.toString(id)));
     if (item.alreadyFinishedBy(token, acceptedStates)) {
       return item;
     }

@@ -102,7 +102,7 @@ class PgbenchScriptsTest {
   private static String repositorySql(String constant) throws ReflectiveOperationException {
     Field field = ItemRepository.class.getDeclaredField(constant);
     field.setAccessible(true);
-    return (String) field.get(null);
+    return String.valueOf(field.get(null)); // an Sql prints its text
   }
 
   private static String normalize(String sql) {
