@@ -26,6 +26,8 @@ public interface ClaimqConfig {
 
   LongPoll longPoll();
 
+  Vacuum vacuum();
+
   interface Auth {
     /** Off only where the network itself keeps strangers out; the log says so loudly. */
     @WithDefault("true")
@@ -92,6 +94,23 @@ public interface ClaimqConfig {
     /** Items deleted per statement, so pruning never holds long locks. */
     @WithDefault("1000")
     int batchSize();
+  }
+
+  interface Vacuum {
+    /**
+     * Whether the service vacuums the item table itself once claimq.vacuum.dead-rows dead rows pile
+     * up, rather than leaving it all to autovacuum's next round (up to a minute away by default).
+     */
+    @WithDefault("true")
+    boolean enabled();
+
+    /** How often the item table's dead rows are counted (a read of PostgreSQL's statistics). */
+    @WithDefault("5s")
+    String interval();
+
+    /** Dead rows (each claim and each finish leaves one) that start a VACUUM of the item table. */
+    @WithDefault("20000")
+    long deadRows();
   }
 
   interface Reaper {
