@@ -94,6 +94,7 @@ public final class LoadGen {
           case "claim-by-id" -> gen.closedLoop(gen::claimByIdOnce);
           case "batch-drain" -> gen.batchDrain();
           case "latency" -> gen.latency();
+          case "process" -> gen.processAll();
           default -> {
             usage();
             System.exit(2);
@@ -115,6 +116,7 @@ public final class LoadGen {
           claim-by-id  --from ID --to ID: claims of preloaded ids    (claims/s)
           batch-drain  --max 10: claim max + one batch complete      (items/s; skipped on 404)
           latency      --rate R: claim-next + complete at R/s, open loop; claim p50/p99 (ms)
+          process      --max 100: batch-drains the queue until it is empty     (items, items/s)
         common: --threads N (8) --warmup S (1) --seconds S (5) --queue Q (bench) --pid P (the
           service's pid, for CPU per 1,000 items and RSS) --run ID (keeps dedupe keys unique)""");
   }
@@ -301,6 +303,53 @@ public final class LoadGen {
           }
           return completeBatch(http, claim.body);
         });
+  }
+
+  /**
+   * Works the whole queue off through the batch calls (claim --max, then one batch complete) until
+   * a claim finds it empty: the churn of a queue that has been in use for a while.
+   */
+  String processAll() throws Exception {
+    int max = Integer.parseInt(opts.getOrDefault("max", "100"));
+    String claimBody = "{\"worker\":\"bench-churn\",\"leaseSeconds\":600,\"max\":" + max + "}";
+    long t0 = System.nanoTime();
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      Thread w =
+          new Thread(
+              () -> {
+                try (Http http = new Http(host, port)) {
+                  while (true) {
+                    Response claim = http.post("/v1/queues/" + queue + "/claim", WORKER, claimBody);
+                    if (claim.status == 204 || !expect(claim, 200)) {
+                      return;
+                    }
+                    int done = completeBatch(http, claim.body);
+                    if (done < 0) {
+                      return;
+                    }
+                    ops.add(done);
+                  }
+                } catch (IOException | RuntimeException e) {
+                  error(e.toString());
+                }
+              },
+              "process-" + t);
+      workers.add(w);
+      w.start();
+    }
+    for (Thread w : workers) {
+      w.join();
+    }
+    double elapsed = (System.nanoTime() - t0) / 1e9;
+    return String.format(
+            Locale.ROOT,
+            "rate=%.1f items=%d seconds=%.2f errors=%d",
+            ops.sum() / elapsed,
+            ops.sum(),
+            elapsed,
+            errors.sum())
+        + (errors.sum() > 0 ? " error_sample=" + errorSample.replace(' ', '_') : "");
   }
 
   int completeBatch(Http http, String claimed) throws IOException {

@@ -8,20 +8,23 @@
 #
 # Options: --runs N, --seconds S, --warmup S (per figure), --service-warmup S (after each start,
 # enqueue + drain to get the JIT past its first compiles; 30), --backlog N, --preload N (items
-# per drain), --clients N (enqueue, duplicate and claim-by-id concurrency; 8), --no-build,
+# per drain), --churn N (items processed before the aged-table drain; 1,000,000), --clients N
+# (enqueue, duplicate and claim-by-id concurrency; 8), --no-build,
 # --no-batch, --no-pgboss. Environment: BENCH_PGHOST (127.0.0.1), BENCH_PGPORT (5432),
 # BENCH_PGUSER (postgres), BENCH_DB (claimq_bench: created here and dropped at the end, whatever
-# happens), BENCH_JAVA_OPTS (JVM options for the service, e.g. "-Xmx128m"; none by default).
+# happens), BENCH_JAVA_OPTS (JVM options for the service; by default those the README runs it
+# with; set it empty for the JVM's own choices).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MODE=full RUNS=3 SECONDS_PER=10 WARMUP=3 BACKLOG=1000000 PRELOAD=200000 CLIENTS=8 SERVICE_WARMUP=30
+CHURN=1000000
 BUILD=1 BATCH=1 PGBOSS=1
 usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
-    --quick) MODE=quick SECONDS_PER=1 WARMUP=1 BACKLOG=100000 PRELOAD=20000 SERVICE_WARMUP=4 ;;
+    --quick) MODE=quick SECONDS_PER=1 WARMUP=1 BACKLOG=100000 PRELOAD=20000 SERVICE_WARMUP=4 CHURN=100000 ;;
   esac
 done
 while [ $# -gt 0 ]; do
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP=$2; shift ;;
     --backlog) BACKLOG=$2; shift ;;
     --preload) PRELOAD=$2; shift ;;
+    --churn) CHURN=$2; shift ;;
     --clients) CLIENTS=$2; shift ;;
     --service-warmup) SERVICE_WARMUP=$2; shift ;;
     --no-build) BUILD=0 ;;
@@ -42,7 +46,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [[ "$SECONDS_PER" =~ ^[0-9]+$ && "$WARMUP" =~ ^[0-9]+$ ]] || usage   # pgbench runs whole seconds
-[ "$RUNS" -ge 1 ] && [ "$BACKLOG" -ge 20000 ] && [ "$PRELOAD" -ge 1000 ] || usage
+[ "$RUNS" -ge 1 ] && [ "$BACKLOG" -ge 20000 ] && [ "$PRELOAD" -ge 1000 ] && [ "$CHURN" -ge 1000 ] || usage
 
 PGHOST_=${BENCH_PGHOST:-127.0.0.1} PGPORT_=${BENCH_PGPORT:-5432} PGUSER_=${BENCH_PGUSER:-postgres}
 DB=${BENCH_DB:-claimq_bench}
@@ -130,6 +134,7 @@ CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 MEM_GIB=$(awk '/MemTotal/ {printf "%.1f", $2 / 1048576}' /proc/meminfo)
 PG_VERSION=$(psql_ -d postgres -tAc 'SHOW server_version' | cut -d' ' -f1)
 JVM_VERSION=$(java -version 2>&1 | sed -n 2p)
+JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m"}
 NODE_VERSION=$(command -v node >/dev/null && node --version || echo none)
 PGBOSS_VERSION=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' bench/pgboss/node_modules/pg-boss/package.json 2>/dev/null | head -n 1)
 CLK_TCK=$(getconf CLK_TCK)
@@ -151,7 +156,7 @@ start_service() {
   since=$(date +%s%3N)
   QUARKUS_HTTP_PORT=$PORT QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_DATASOURCE_JDBC_URL=$JDBC \
     QUARKUS_DATASOURCE_USERNAME=$PGUSER_ CLAIMQ_SCHEMA=$SCHEMA CLAIMQ_AUTH_KEYS=$KEYS \
-    java ${BENCH_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
+    java $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
   SVC_PID=$!
   loadgen start --url "$URL" --since-ms "$since" --timeout 60 >"$WORK/start.out" \
     || { tail -n 40 "$WORK/service.log" >&2; exit 1; }
@@ -185,6 +190,13 @@ preload() {
   settle
 }
 settle() { sql "VACUUM ANALYZE item"; sql "CHECKPOINT"; }
+# The same without the VACUUM, for the aged-table figure: there only autovacuum may clean up.
+fill() {
+  sql "INSERT INTO item (queue, dedupe_key, payload, max_attempts, enqueued_by)
+       SELECT 'bench', 'f-' || g, jsonb_build_object('to', 'bench@example.com', 'n', g), 5, 'dev-agent'
+       FROM generate_series($2, $2 + $1 - 1) g"
+  sql "ANALYZE item"; sql "CHECKPOINT"
+}
 pending() { sql "SELECT count(*) FROM item WHERE state = 'pending'"; }
 
 RESULTS=$WORK/results
@@ -284,6 +296,20 @@ for run in $(seq 1 "$RUNS"); do
       [ "$(pending)" -gt 0 ] || flag svc_batch
     fi
   fi
+  # Drain speed on a table that has processed CHURN items (through the batch calls, so that it
+  # takes minutes, not hours) against the same drain on a fresh table. Neither table is vacuumed
+  # by hand: on the aged one, autovacuum alone must have kept the claim index lean.
+  reset; fill "$PRELOAD" 1
+  note svc_fresh_8 "$(loadgen drain "${common[@]}" --threads 8)"
+  reset; fill "$CHURN" 1
+  log "run $run/$RUNS: processing $CHURN items (aging the table)"
+  out=$(bounded $((CHURN / 100 + 600)) java -cp "$WORK/loadgen" LoadGen process --url "$URL" --threads 8 --max 100)
+  alive
+  [ "$(kv "$out" errors)" = 0 ] && [ "$(pending)" = 0 ] || { log "processing the churn failed: $out"; exit 1; }
+  record churn_rate "$(kv "$out" rate)"
+  fill "$PRELOAD" $((CHURN + 1))
+  note svc_aged_8 "$(loadgen drain "${common[@]}" --threads 8)"
+  [ "$(pending)" -gt 0 ] || flag svc_aged_8
   # Claim latency at a fixed rate, on a small backlog and then on the large one.
   reset; preload "$SMALL_BACKLOG"
   out=$(loadgen latency "${common[@]}" --threads 32 --rate "$LATENCY_RATE")
@@ -337,7 +363,7 @@ verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {
 
 R_ENQ=$(ratio svc_enqueue raw_enqueue)
 cat <<EOF
-Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION; Node.js $NODE_VERSION, pg-boss ${PGBOSS_VERSION:-none}.
+Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION, service started with \`java ${JAVA_OPTS_:+$JAVA_OPTS_ }-jar\`; Node.js $NODE_VERSION, pg-boss ${PGBOSS_VERSION:-none}.
 Run: \`bench/run.sh$([ "$MODE" = quick ] && echo " --quick")\`, $(date -u +%Y-%m-%d); median of $RUNS run$([ "$RUNS" = 1 ] || echo s) (lowest–highest in brackets); each figure ${SECONDS_PER} s after ${WARMUP} s warm-up; rates in items/s.
 
 | Figure | claimq | Compared with | Ratio | Target |
@@ -367,6 +393,9 @@ if [ "$PGBOSS" = 1 ]; then
 else
   echo "| Drain vs pg-boss | not run (node or pg-boss missing, or --no-pgboss) | — | — | ≥ 1.5× pg-boss |"
 fi
+R_AGED=$(ratio svc_aged_8 svc_fresh_8)
+echo "| Batch drain (claim 100 + complete 100), 8 workers, working off $(num "$CHURN") items | $(cell churn_rate) | — | — | — |"
+echo "| Claim-next + complete, 8 workers, after $(num "$CHURN") processed items (no VACUUM by the benchmark) | $(cell svc_aged_8) | fresh table $(cell svc_fresh_8) | ${R_AGED:-—}× | ≥ 0.8× fresh: $(verdict "$R_AGED" 0.8 ">=") |"
 P99=$(median lat_big_p99)
 FLAT=$(ratio lat_big_p50 lat_small_p50)
 FLAT_VERDICT=$(verdict "$FLAT" 1.25 "<=")
