@@ -3,8 +3,8 @@
 # SQL), the service over HTTP (bench/LoadGen.java), and pg-boss on the same PostgreSQL, in one go.
 # Prints one Markdown table (medians of several runs) on stdout; progress goes to stderr.
 #
-#   bench/run.sh            # full: 3 runs, 10 s per figure, backlog 1,000,000 (about 20 minutes)
-#   bench/run.sh --quick    # smoke: 3 runs, 1 s per figure, backlog 100,000 (about 3 minutes quiet)
+#   bench/run.sh            # full: 3 runs, 10 s per figure, backlog and churn 1,000,000 (25 min)
+#   bench/run.sh --quick    # smoke: 3 runs, 1 s per figure, backlog and churn 100,000 (4 min)
 #
 # Options: --runs N, --seconds S, --warmup S (per figure), --service-warmup S (after each start,
 # enqueue + drain to get the JIT past its first compiles; 30), --backlog N, --preload N (items
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 MODE=full RUNS=3 SECONDS_PER=10 WARMUP=3 BACKLOG=1000000 PRELOAD=200000 CLIENTS=8 SERVICE_WARMUP=30
 CHURN=1000000
 BUILD=1 BATCH=1 PGBOSS=1
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
