@@ -8,9 +8,18 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 import org.postgresql.PGConnection;
@@ -19,18 +28,21 @@ import org.postgresql.PGNotification;
 /**
  * Wakes parked long-poll claims when an item becomes claimable. New items are signalled by the
  * service after their enqueue commits: a parked claim on this instance is woken at once, and the
- * other instances hear of it by a NOTIFY this listener sends on its own connection, outside any
- * enqueue transaction (a NOTIFY inside one would serialize every enqueue's commit). Items put back
- * to pending are signalled by a trigger (V2__notify_claimable.sql). The listener holds one
- * connection of its own, outside the pool, and reconnects if it drops. Signals can be lost while it
- * reconnects, so a fallback poll wakes one waiter per queue every
+ * other instances hear of it by a NOTIFY sent a few milliseconds later on a pooled connection,
+ * outside any enqueue transaction (a NOTIFY inside one would serialize every enqueue's commit), one
+ * per queue for all the enqueues of those milliseconds. Items put back to pending are signalled by
+ * a trigger (V2__notify_claimable.sql). The listener holds one connection of its own, outside the
+ * pool, and reconnects if it drops. Signals can be lost (while it reconnects, or when an
+ * announcement fails), so a fallback poll wakes one waiter per queue every
  * claimq.long-poll.fallback-interval as well.
  */
 @ApplicationScoped
 public class ClaimableListener {
   private static final Logger LOG = Logger.getLogger(ClaimableListener.class);
-  // How long one wait for notifications lasts: also the most an enqueue's signal waits to be sent.
-  private static final int WAIT_MILLIS = 5;
+  // How long one wait for notifications lasts: also how long shutdown may wait for the thread.
+  private static final int WAIT_MILLIS = 500;
+  // Enqueues within this window share one announcement per queue.
+  private static final long ANNOUNCE_DELAY_MILLIS = 5;
 
   private final ClaimWaiters waiters;
   private final String url;
@@ -38,16 +50,30 @@ public class ClaimableListener {
   private final String channel;
   private final java.util.Set<String> toAnnounce =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean announceScheduled = new AtomicBoolean();
+  private final ScheduledExecutorService announcer =
+      Executors.newSingleThreadScheduledExecutor(
+          task -> {
+            Thread thread = new Thread(task, "claimq-claimable-announcer");
+            thread.setDaemon(true);
+            return thread;
+          });
+  // Sent with every announcement, so this instance can tell its own (whose waiters it woke
+  // already) from other instances'. The trigger's notifications carry no tag.
+  private final String instanceTag = ClaimTokens.next().substring(0, 16);
+  private final DataSource dataSource;
   private volatile boolean running;
   private Thread thread;
 
   ClaimableListener(
       ClaimWaiters waiters,
       ClaimqConfig config,
+      DataSource dataSource,
       @ConfigProperty(name = "quarkus.datasource.jdbc.url") String url,
       @ConfigProperty(name = "quarkus.datasource.username") java.util.Optional<String> username,
       @ConfigProperty(name = "quarkus.datasource.password") java.util.Optional<String> password) {
     this.waiters = waiters;
+    this.dataSource = dataSource;
     this.url = url;
     username.ifPresent(user -> credentials.setProperty("user", user));
     password.ifPresent(secret -> credentials.setProperty("password", secret));
@@ -63,6 +89,7 @@ public class ClaimableListener {
 
   void stop(@Observes ShutdownEvent event) {
     running = false;
+    announcer.shutdownNow();
     if (thread != null) {
       thread.interrupt();
     }
@@ -74,6 +101,13 @@ public class ClaimableListener {
           ItemsEnqueued event) {
     waiters.wakeOne(event.queue());
     toAnnounce.add(event.queue());
+    if (announceScheduled.compareAndSet(false, true)) {
+      try {
+        announcer.schedule(this::announce, ANNOUNCE_DELAY_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException shuttingDown) {
+        announceScheduled.set(false);
+      }
+    }
   }
 
   @Scheduled(
@@ -95,15 +129,11 @@ public class ClaimableListener {
         backoffMillis = 250;
         waiters.wakeOneOfEach(); // signals may have been missed while disconnected
         PGConnection postgres = connection.unwrap(PGConnection.class);
-        int ownPid = postgres.getBackendPID();
         while (running) {
-          announce(connection);
           PGNotification[] notifications = postgres.getNotifications(WAIT_MILLIS);
           if (notifications != null) {
             for (PGNotification notification : notifications) {
-              if (notification.getPID() != ownPid) { // our own announcements woke us already
-                waiters.wakeOne(notification.getParameter());
-              }
+              wake(notification.getParameter());
             }
           }
         }
@@ -117,20 +147,34 @@ public class ClaimableListener {
     }
   }
 
-  /** Sends one NOTIFY per queue that got new items since the last round. */
-  private void announce(Connection connection) throws SQLException {
-    if (toAnnounce.isEmpty()) {
+  /** A notification is "queue" (from the trigger) or "queue tag" (from an instance). */
+  private void wake(String payload) {
+    int space = payload.indexOf(' ');
+    if (space < 0) {
+      waiters.wakeOne(payload);
+    } else if (!payload.substring(space + 1).equals(instanceTag)) {
+      waiters.wakeOne(payload.substring(0, space)); // our own woke our waiters already
+    }
+  }
+
+  /** Sends one NOTIFY per queue that got new items since the last announcement. */
+  private void announce() {
+    announceScheduled.set(false); // from here on, a new enqueue schedules the next announcement
+    List<String> queues = new ArrayList<>(toAnnounce);
+    toAnnounce.removeAll(queues);
+    if (queues.isEmpty()) {
       return;
     }
-    java.util.List<String> queues = new java.util.ArrayList<>(toAnnounce);
-    toAnnounce.removeAll(queues);
-    try (var notify = connection.prepareStatement("SELECT pg_notify(?, q) FROM unnest(?) AS q")) {
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement notify =
+            connection.prepareStatement("SELECT pg_notify(?, q || ' ' || ?) FROM unnest(?) AS q")) {
       notify.setString(1, channel);
-      notify.setArray(2, connection.createArrayOf("text", queues.toArray()));
+      notify.setString(2, instanceTag);
+      notify.setArray(3, connection.createArrayOf("text", queues.toArray()));
       notify.execute();
-    } catch (SQLException e) {
-      toAnnounce.addAll(queues); // announce them after reconnecting
-      throw e;
+    } catch (SQLException | RuntimeException e) {
+      // The other instances' fallback poll finds these items instead, a little later.
+      LOG.debugf("could not announce new items in %s: %s", queues, e.getMessage());
     }
   }
 

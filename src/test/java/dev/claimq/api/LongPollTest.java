@@ -19,6 +19,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -28,6 +30,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * Long-poll claims. The fallback poll is off here, so only PostgreSQL's NOTIFY can wake a parked
@@ -50,6 +54,7 @@ class LongPollTest {
 
   @Inject ClaimWaiters waiters;
   @Inject jakarta.persistence.EntityManager entityManager;
+  @Inject javax.sql.DataSource dataSource;
 
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -105,6 +110,44 @@ class LongPollTest {
                     .getSingleResult());
 
     assertThat(parked.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void an_enqueue_here_is_announced_to_the_other_instances_with_this_instances_tag()
+      throws Exception {
+    String queue = uniqueQueue("announced");
+    try (Connection listener = dataSource.getConnection()) {
+      try (Statement listen = listener.createStatement()) {
+        listen.execute("LISTEN \"claimq.claimq_test\"");
+      }
+      try {
+        for (int i = 0; i < 5; i++) {
+          enqueued(queue, "k" + i, i);
+        }
+
+        List<String> heard = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        PGConnection postgres = listener.unwrap(PGConnection.class);
+        while (System.nanoTime() < deadline) {
+          PGNotification[] notifications = postgres.getNotifications(100);
+          for (PGNotification notification :
+              notifications == null ? new PGNotification[0] : notifications) {
+            if (notification.getParameter().startsWith(queue + " ")) {
+              heard.add(notification.getParameter());
+            }
+          }
+        }
+        // The queue's name and the sending instance's tag (one instance here: one tag).
+        assertThat(heard).isNotEmpty();
+        assertThat(heard).allMatch(payload -> payload.equals(heard.get(0)));
+        assertThat(heard.get(0))
+            .matches(java.util.regex.Pattern.quote(queue) + " [A-Za-z0-9_-]{16}");
+      } finally {
+        try (Statement unlisten = listener.createStatement()) {
+          unlisten.execute("UNLISTEN *");
+        }
+      }
+    }
   }
 
   @Test
