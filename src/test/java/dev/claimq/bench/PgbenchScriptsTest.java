@@ -21,14 +21,14 @@ import org.junit.jupiter.api.Test;
  * The benchmark's "raw SQL" rows are only a fair limit while bench/pgbench runs exactly the
  * statements the service runs. Each copied statement there follows a marker line {@code --
  * ItemRepository.NAME}, optionally {@code (param: replacement)} for a parameter pgbench cannot bind
- * (a null); this test holds the copies to the repository's constants, white space aside. Plain
- * JUnit: no Quarkus, no database.
+ * (a null, rows of an earlier statement); this test holds the copies to the repository's constants,
+ * white space aside. Plain JUnit: no Quarkus, no database.
  */
 class PgbenchScriptsTest {
 
   private static final Path SCRIPTS = Path.of("bench", "pgbench");
   private static final Pattern MARKER =
-      Pattern.compile("^-- ItemRepository\\.([A-Z_]+)(?: \\((\\w+): ([^)]+)\\))?$");
+      Pattern.compile("^-- ItemRepository\\.([A-Z_]+)(?: \\((\\w+): (.+)\\))?$");
 
   record Copy(String file, String constant, String parameter, String replacement, String sql) {}
 
@@ -54,12 +54,19 @@ class PgbenchScriptsTest {
   }
 
   @Test
-  void the_scripts_cover_enqueue_claim_next_complete_and_claim_by_id() throws Exception {
+  void the_scripts_cover_enqueue_claim_next_complete_claim_by_id_and_the_batch_drain()
+      throws Exception {
     Set<String> covered = new TreeSet<>();
     copies().forEach(copy -> covered.add(copy.constant()));
     assertEquals(
         Set.of(
-            "INSERT_IF_ABSENT", "FIND_WITH_EQUAL_PAYLOAD", "CLAIM_NEXT", "COMPLETE", "CLAIM_BY_ID"),
+            "INSERT_IF_ABSENT",
+            "FIND_WITH_EQUAL_PAYLOAD",
+            "CLAIM_NEXT",
+            "COMPLETE",
+            "CLAIM_BY_ID",
+            "CLAIM_NEXT_BATCH",
+            "COMPLETE_BATCH"),
         covered);
   }
 
