@@ -54,10 +54,9 @@ public class BatchFinishResource {
             .map(
                 entry ->
                     new BatchService.CompleteEntry(
-                        guard.item(Params.itemIdOrZero(entry.id())),
-                        entry.claimToken(),
-                        entry.externalRef()))
+                        Params.itemIdOrZero(entry.id()), entry.claimToken(), entry.externalRef()))
             .toList();
+    guard.items(entries.stream().map(BatchService.CompleteEntry::id).toList());
     return Views.BatchResults.of(batches.complete(entries, guard.actor()));
   }
 
@@ -83,12 +82,13 @@ public class BatchFinishResource {
             .map(
                 entry ->
                     new BatchService.FailEntry(
-                        guard.item(Params.itemIdOrZero(entry.id())),
+                        Params.itemIdOrZero(entry.id()),
                         entry.claimToken(),
                         entry.error(),
                         entry.retryable() == null || entry.retryable(),
                         entry.retryAfterSeconds()))
             .toList();
+    guard.items(entries.stream().map(BatchService.FailEntry::id).toList());
     return Views.BatchResults.of(batches.fail(entries, guard.actor()));
   }
 }

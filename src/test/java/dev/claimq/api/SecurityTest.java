@@ -167,6 +167,33 @@ class SecurityTest {
   }
 
   @Test
+  void a_key_limited_to_a_queue_finishes_a_batch_of_that_queues_items() throws Exception {
+    String key = "Bearer test-elsewhere-key";
+    StringBuilder batch = new StringBuilder("{\"items\":[");
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      String id = enqueued("elsewhere", Map.of("dedupeKey", uniqueQueue("own"), "payload", i));
+      HttpResponse<String> claimed = send("POST", "/v1/items/" + id + "/claim", "{}", key);
+      assertThat(claimed.statusCode()).isEqualTo(200);
+      String token = json.readTree(claimed.body()).path("claimToken").asText();
+      batch.append(i == 0 ? "" : ",");
+      batch.append("{\"id\":\"").append(id).append("\",\"claimToken\":\"").append(token);
+      batch.append("\"}");
+      ids.add(id);
+    }
+    batch.append("]}");
+
+    HttpResponse<String> done = send("POST", "/v1/items:complete", batch.toString(), key);
+
+    assertThat(done.statusCode()).isEqualTo(200);
+    for (JsonNode result : json.readTree(done.body()).path("results")) {
+      assertThat(result.path("status").asInt()).isEqualTo(200);
+      assertThat(ids).contains(result.path("item").path("id").asText());
+    }
+    assertThat(json.readTree(done.body()).path("results").size()).isEqualTo(3);
+  }
+
+  @Test
   void a_missing_or_unknown_key_is_a_401_problem_with_a_bearer_challenge() throws Exception {
     for (String authorization : new String[] {null, "Bearer nope", "Bearer ", "Token x"}) {
       HttpResponse<String> response = get("/v1/queues", authorization);
