@@ -88,7 +88,7 @@ final class ApiExamples {
   static final String FORBIDDEN =
       """
       {"type": "https://claimq.dev/problems/forbidden", "title": "Forbidden", "status": 403,
-       "detail": "The key 'mailer' may not use queue 'payments'."}""";
+       "detail": "This API key may not use this queue."}""";
 
   static final String TOO_LARGE =
       """

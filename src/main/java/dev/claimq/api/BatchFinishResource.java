@@ -10,6 +10,8 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
+import java.util.ArrayList;
+import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -49,14 +51,14 @@ public class BatchFinishResource {
       content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.BatchResults complete(@Valid @NotNull Requests.CompleteBatch body) {
-    var entries =
-        body.items().stream()
-            .map(
-                entry ->
-                    new BatchService.CompleteEntry(
-                        Params.itemIdOrZero(entry.id()), entry.claimToken(), entry.externalRef()))
-            .toList();
-    guard.items(entries.stream().map(BatchService.CompleteEntry::id).toList());
+    List<Long> ids =
+        guard.items(body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList());
+    List<BatchService.CompleteEntry> entries = new ArrayList<>();
+    for (int i = 0; i < ids.size(); i++) {
+      Requests.CompleteEntry entry = body.items().get(i);
+      entries.add(
+          new BatchService.CompleteEntry(ids.get(i), entry.claimToken(), entry.externalRef()));
+    }
     return Views.BatchResults.of(batches.complete(entries, guard.actor()));
   }
 
@@ -77,18 +79,19 @@ public class BatchFinishResource {
       content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.BatchResults fail(@Valid @NotNull Requests.FailBatch body) {
-    var entries =
-        body.items().stream()
-            .map(
-                entry ->
-                    new BatchService.FailEntry(
-                        Params.itemIdOrZero(entry.id()),
-                        entry.claimToken(),
-                        entry.error(),
-                        entry.retryable() == null || entry.retryable(),
-                        entry.retryAfterSeconds()))
-            .toList();
-    guard.items(entries.stream().map(BatchService.FailEntry::id).toList());
+    List<Long> ids =
+        guard.items(body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList());
+    List<BatchService.FailEntry> entries = new ArrayList<>();
+    for (int i = 0; i < ids.size(); i++) {
+      Requests.FailEntry entry = body.items().get(i);
+      entries.add(
+          new BatchService.FailEntry(
+              ids.get(i),
+              entry.claimToken(),
+              entry.error(),
+              entry.retryable() == null || entry.retryable(),
+              entry.retryAfterSeconds()));
+    }
     return Views.BatchResults.of(batches.fail(entries, guard.actor()));
   }
 }

@@ -2,15 +2,13 @@ package dev.claimq.api;
 
 import dev.claimq.config.ClaimqConfig;
 import jakarta.ws.rs.container.ContainerRequestContext;
-import java.io.FilterInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /**
- * Refuses request bodies over claimq.limits.body-bytes with a problem+json 413: at once when the
- * client declares a larger Content-Length, and while reading when it streams without one.
- * (quarkus.http.limits.max-body-size stays as a higher, last-resort cap in the HTTP layer.)
+ * Refuses at once, before reading, a body whose declared Content-Length is over
+ * claimq.limits.body-bytes (problem+json 413). A body streamed without one is counted while it is
+ * read, by {@link CheckedBody}. (quarkus.http.limits.max-body-size stays as a higher, last-resort
+ * cap in the HTTP layer.)
  */
 public class BodyLimit {
   private final long maxBytes;
@@ -22,12 +20,8 @@ public class BodyLimit {
   @ServerRequestFilter
   public void limit(ContainerRequestContext request) {
     String declared = request.getHeaderString("Content-Length");
-    if (declared != null) {
-      if (isOver(declared)) {
-        throw tooLarge();
-      }
-    } else if (request.hasEntity()) {
-      request.setEntityStream(new Bounded(request.getEntityStream()));
+    if (declared != null && isOver(declared)) {
+      throw tooLarge(maxBytes);
     }
   }
 
@@ -39,38 +33,8 @@ public class BodyLimit {
     }
   }
 
-  private TooLargeException tooLarge() {
+  static TooLargeException tooLarge(long maxBytes) {
     return new TooLargeException(
         "The request body is larger than " + maxBytes + " bytes (claimq.limits.body-bytes).");
-  }
-
-  /** Counts what is read and stops at the limit. */
-  private final class Bounded extends FilterInputStream {
-    private long read;
-
-    Bounded(InputStream in) {
-      super(in);
-    }
-
-    @Override
-    public int read() throws IOException {
-      int b = super.read();
-      count(b < 0 ? 0 : 1);
-      return b;
-    }
-
-    @Override
-    public int read(byte[] buffer, int offset, int length) throws IOException {
-      int n = super.read(buffer, offset, length);
-      count(Math.max(n, 0));
-      return n;
-    }
-
-    private void count(int n) {
-      read += n;
-      if (read > maxBytes) {
-        throw tooLarge();
-      }
-    }
   }
 }

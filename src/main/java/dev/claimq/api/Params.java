@@ -19,6 +19,8 @@ final class Params {
   private static final Pattern QUEUE = Pattern.compile(QUEUE_NAME);
   private static final Pattern ID = Pattern.compile("^[1-9][0-9]{0,17}$");
   private static final String CURSOR_PREFIX = "before:";
+  static final Instant EARLIEST = Instant.parse("1970-01-01T00:00:00Z");
+  static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
 
   private Params() {}
 
@@ -76,13 +78,17 @@ final class Params {
         "limit must be a whole number from 1 to " + maxLimit + ", got '" + shorten(value) + "'.");
   }
 
-  /** An RFC 3339 timestamp with an offset (Z or +01:00); null for none. */
+  /**
+   * An RFC 3339 timestamp with an offset (Z or +01:00), within what PostgreSQL's timestamptz stores
+   * exactly: years 1970 to 9999, to the microsecond. Null for none.
+   */
   static Instant timestamp(String field, String value) {
     if (value == null) {
       return null;
     }
+    Instant instant;
     try {
-      return OffsetDateTime.parse(value).toInstant();
+      instant = OffsetDateTime.parse(value).toInstant();
     } catch (DateTimeParseException e) {
       throw new BadRequestException(
           field,
@@ -91,6 +97,27 @@ final class Params {
               + shorten(value)
               + "'.");
     }
+    if (instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
+      throw new BadRequestException(
+          field,
+          field
+              + " must be from "
+              + EARLIEST
+              + " to "
+              + LATEST
+              + "; got '"
+              + shorten(value)
+              + "'.");
+    }
+    if (instant.getNano() % 1000 != 0) {
+      throw new BadRequestException(
+          field,
+          field
+              + " has more precision than the microseconds that are stored; got '"
+              + shorten(value)
+              + "'.");
+    }
+    return instant;
   }
 
   static String cursor(long beforeId) {

@@ -11,6 +11,7 @@ import dev.claimq.queue.DedupeConflictException;
 import dev.claimq.queue.ItemNotFoundException;
 import dev.claimq.queue.StaleClaimException;
 import dev.claimq.queue.StateConflictException;
+import dev.claimq.security.QueueNotAllowedException;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
@@ -93,12 +94,36 @@ public class ProblemMappers {
     UnrecognizedPropertyException.class
   })
   public RestResponse<Problem> unreadableBody(JsonProcessingException e) {
+    RestResponse<Problem> fromStream = problemWhileReading(e);
+    if (fromStream != null) {
+      return fromStream;
+    }
     for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-      if (cause instanceof TooLargeException tooLarge) {
-        return tooLarge(tooLarge); // the body limit struck while Jackson was reading
+      if (cause instanceof UnstorableValueException unstorable) {
+        String field = jsonPath(unstorable) + unstorable.inside;
+        String detail = "The value of '" + field + "' " + unstorable.reason + ".";
+        return problem(
+            400,
+            "invalid-request",
+            "Invalid request",
+            detail,
+            List.of(new Problem.FieldError(field, unstorable.reason)));
       }
     }
     return malformed(describeJsonError(e));
+  }
+
+  /** The body's own stream refused it while a reader was reading: too large, or not UTF-8. */
+  private RestResponse<Problem> problemWhileReading(Throwable e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof TooLargeException tooLarge) {
+        return tooLarge(tooLarge);
+      }
+      if (cause instanceof BadRequestException bad) {
+        return badParameter(bad);
+      }
+    }
+    return null;
   }
 
   private static String describeJsonError(JsonProcessingException e) {
@@ -124,6 +149,13 @@ public class ProblemMappers {
     if (e instanceof JsonMappingException mapping && !jsonPath(mapping).isEmpty()) {
       return "The value of '" + jsonPath(mapping) + "' cannot be read.";
     }
+    if (e instanceof JsonParseException
+        && String.valueOf(e.getOriginalMessage()).startsWith("Duplicate field")) {
+      return "The body names a field twice in one object ("
+          + e.getOriginalMessage().substring("Duplicate ".length())
+          + where(e)
+          + "): an ambiguous document is refused, not guessed.";
+    }
     if (e instanceof JsonParseException && e.getLocation() != null) {
       return "The body is not valid JSON (line "
           + e.getLocation().getLineNr()
@@ -138,6 +170,10 @@ public class ProblemMappers {
   public RestResponse<Problem> http(WebApplicationException e) {
     if (e.getCause() instanceof JsonProcessingException json) {
       return unreadableBody(json); // Quarkus REST wraps some reading errors in a plain 400
+    }
+    RestResponse<Problem> fromStream = problemWhileReading(e);
+    if (fromStream != null) {
+      return fromStream;
     }
     Response response = e.getResponse();
     int status = response.getStatus();
@@ -175,7 +211,7 @@ public class ProblemMappers {
   @ServerExceptionMapper
   public RestResponse<Problem> forbidden(ForbiddenException e) {
     String detail =
-        e.getMessage() != null && e.getMessage().startsWith("The key ")
+        e instanceof QueueNotAllowedException
             ? e.getMessage()
             : "This API key does not have the role this endpoint needs.";
     return problem(403, "forbidden", "Forbidden", detail, null);
@@ -184,12 +220,12 @@ public class ProblemMappers {
   @ServerExceptionMapper
   public RestResponse<Problem> unexpected(Throwable e) {
     if (clientGone(e)) {
-      LOG.debugf("client closed the connection: %s", rootMessage(e));
+      LOG.debugf("client closed the connection: %s", LogText.oneLine(rootMessage(e)));
       return problem(
           400, "client-closed", "Client closed the connection", "No one to answer.", null);
     }
     if (DatabaseErrors.unavailable(e)) {
-      LOG.warnf("database unavailable: %s", rootMessage(e));
+      LOG.warnf("database unavailable: %s", LogText.oneLine(rootMessage(e)));
       return problem(
           503,
           "database-unavailable",
@@ -209,10 +245,16 @@ public class ProblemMappers {
         null);
   }
 
-  /** A request whose client hung up before the answer: not the service's fault, nobody to tell. */
+  /**
+   * A request whose client hung up before the answer, while its body was still being read or after:
+   * not the service's fault, and nobody to tell.
+   */
   private static boolean clientGone(Throwable e) {
     return DatabaseErrors.causesOf(e).stream()
-        .anyMatch(cause -> cause instanceof io.vertx.core.http.HttpClosedException);
+        .anyMatch(
+            cause ->
+                cause instanceof io.vertx.core.http.HttpClosedException
+                    || cause instanceof java.nio.channels.ClosedChannelException);
   }
 
   private static String rootMessage(Throwable e) {
@@ -230,7 +272,7 @@ public class ProblemMappers {
   static RestResponse<Problem> problem(
       int status, String slug, String title, String detail, List<Problem.FieldError> errors) {
     if (status < 500) {
-      LOG.debugf("%d %s: %s", status, title, detail);
+      LOG.debugf("%d %s: %s", status, title, LogText.oneLine(detail));
     }
     String type = "about:blank".equals(slug) ? slug : TYPE_BASE + slug;
     return RestResponse.ResponseBuilder.<Problem>create(status)
@@ -246,6 +288,12 @@ public class ProblemMappers {
     Path.Node last = nodes.get(nodes.size() - 1);
     // A missing body is reported on the method parameter itself.
     return last.getKind() == jakarta.validation.ElementKind.PARAMETER ? "body" : last.getName();
+  }
+
+  private static String where(JsonProcessingException e) {
+    return e.getLocation() == null
+        ? ""
+        : ", line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
   }
 
   private static String at(JsonMappingException e) {

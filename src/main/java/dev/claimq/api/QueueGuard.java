@@ -29,29 +29,30 @@ class QueueGuard {
     return queue;
   }
 
-  /** 403 unless the key may use the item's queue; an unlimited key costs no lookup. */
+  /**
+   * 404 unless the key may use the item's queue: to a limited key, an item of another queue is no
+   * such item, so it cannot learn which ids exist elsewhere. An unlimited key costs no lookup.
+   */
   long item(long id) {
-    if (!caller.queues().isEmpty() && id > 0) {
-      caller.requireQueue(operators.queueOf(id));
+    if (!caller.queues().isEmpty() && id > 0 && !mayUse(operators.queueOf(id))) {
+      throw new ItemNotFoundException(Long.toString(id));
     }
     return id;
   }
 
-  /** {@link #item} for each id in turn, with one lookup for all of them (batches of 500). */
-  void items(List<Long> ids) {
-    if (!caller.queues().isEmpty()) {
-      Map<Long, String> queues =
-          operators.queuesOf(ids.stream().filter(id -> id > 0).collect(Collectors.toSet()));
-      for (long id : ids) {
-        if (id > 0) {
-          String queue = queues.get(id);
-          if (queue == null) {
-            throw new ItemNotFoundException(Long.toString(id));
-          }
-          caller.requireQueue(queue);
-        }
-      }
+  /**
+   * For a batch: the id, or 0 (no such item, answered per entry) where the key may not use the
+   * item's queue or there is no such item. One lookup for all of them (batches of 500).
+   */
+  List<Long> items(List<Long> ids) {
+    if (caller.queues().isEmpty()) {
+      return ids;
     }
+    Map<Long, String> queues =
+        operators.queuesOf(ids.stream().filter(id -> id > 0).collect(Collectors.toSet()));
+    return ids.stream()
+        .map(id -> queues.containsKey(id) && mayUse(queues.get(id)) ? id : 0L)
+        .toList();
   }
 
   /** The queues a listing may show: the one asked for, or all the key may see (empty: all). */

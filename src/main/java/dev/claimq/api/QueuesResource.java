@@ -19,7 +19,6 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -122,7 +121,10 @@ public class QueuesResource {
                 guard.actor()));
     ItemView item = ItemView.of(enqueued.item());
     if (enqueued.created()) {
-      return RestResponse.ResponseBuilder.<ItemView>created(URI.create("/v1/items/" + item.id()))
+      // Relative, as documented: built from the Host header it would name whatever host a
+      // client claimed to be calling.
+      return RestResponse.ResponseBuilder.<ItemView>create(RestResponse.Status.CREATED)
+          .header("Location", "/v1/items/" + item.id())
           .entity(item)
           .build();
     }

@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -45,7 +46,9 @@ public final class Requests {
       @Schema(
               type = SchemaType.STRING,
               format = "date-time",
-              description = "RFC 3339 time before which it is not claimed; omit for now.",
+              description =
+                  "RFC 3339 time before which it is not claimed; omit for now. From"
+                      + " 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, to the microsecond.",
               examples = "2026-11-30T09:00:00Z")
           @Size(max = 64)
           String runAt) {}
@@ -110,7 +113,8 @@ public final class Requests {
   public record FailEntry(
       @Schema(examples = "4711") @NotBlank @Size(max = 20) String id,
       @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
-      @NotBlank @Size(max = 100_000) String error,
+      @NotBlank @Size(max = 100_000) @JsonDeserialize(using = StrictJson.ReasonText.class)
+          String error,
       Boolean retryable,
       @Min(0) @Max(86_400) Long retryAfterSeconds) {}
 
@@ -132,10 +136,12 @@ public final class Requests {
       @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
       @Schema(
               description =
-                  "Why it failed; secrets are redacted and it is cut to 2,000 characters.",
+                  "Why it failed; secrets are redacted, control characters (NUL included) other"
+                      + " than newline and tab are dropped, and it is cut to 2,000 characters.",
               examples = "SMTP 451: try again later")
           @NotBlank
           @Size(max = 100_000)
+          @JsonDeserialize(using = StrictJson.ReasonText.class)
           String error,
       @Schema(
               description = "false for a permanent error: no further attempts.",

@@ -1,6 +1,5 @@
 package dev.claimq.security;
 
-import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.enterprise.context.RequestScoped;
 
@@ -21,7 +20,7 @@ public class Caller {
   /** Refuses (403) a queue this key is not limited to. */
   public void requireQueue(String queue) {
     if (!key().mayUse(queue)) {
-      throw new ForbiddenException("The key '" + name() + "' may not use queue '" + queue + "'.");
+      throw new QueueNotAllowedException();
     }
   }
 

@@ -1,0 +1,34 @@
+package dev.claimq.api;
+
+/**
+ * Client-supplied text on its way into a log line (a worker's name, a field name, a reason): CR, LF
+ * and other control characters are escaped, so no request can start a log line of its own.
+ */
+final class LogText {
+  private LogText() {}
+
+  static String oneLine(String text) {
+    if (text == null) {
+      return null;
+    }
+    StringBuilder escaped = new StringBuilder(text.length());
+    text.codePoints()
+        .forEach(
+            c -> {
+              switch (c) {
+                case '\\' -> escaped.append("\\\\");
+                case '\n' -> escaped.append("\\n");
+                case '\r' -> escaped.append("\\r");
+                case '\t' -> escaped.append("\\t");
+                default -> {
+                  if (Character.isISOControl(c) || c == 0x2028 || c == 0x2029 || c == 0x85) {
+                    escaped.append(String.format("\\u%04x", c));
+                  } else {
+                    escaped.appendCodePoint(c);
+                  }
+                }
+              }
+            });
+    return escaped.toString();
+  }
+}

@@ -1,0 +1,53 @@
+package dev.claimq.api;
+
+import java.math.BigDecimal;
+
+/**
+ * What PostgreSQL stores exactly as sent. Its text and jsonb cannot hold U+0000, and the driver
+ * would turn a lone surrogate into '?', so two distinct keys could become one; numbers are stored
+ * as numeric, exactly, but a huge exponent would overflow it or expand into a huge text. Each check
+ * answers why a value cannot be stored, or null when it can.
+ */
+final class Storable {
+  /** Digits a payload number may have before, and after, its decimal point. */
+  static final int MAX_NUMBER_DIGITS = 1000;
+
+  private Storable() {}
+
+  /** Why this text cannot be stored as sent; null when it can. */
+  static String whyNotText(String text, boolean nulAllowed) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == 0 && !nulAllowed) {
+        return "contains U+0000 (NUL) at character " + i + ", which cannot be stored";
+      }
+      if (Character.isHighSurrogate(c)
+          && (i + 1 == text.length() || !Character.isLowSurrogate(text.charAt(i + 1)))) {
+        return loneSurrogate(c, i);
+      }
+      if (Character.isLowSurrogate(c)
+          && (i == 0 || !Character.isHighSurrogate(text.charAt(i - 1)))) {
+        return loneSurrogate(c, i);
+      }
+    }
+    return null;
+  }
+
+  /** Why this number cannot be stored exactly within the bounds; null when it can. */
+  static String whyNotNumber(BigDecimal number) {
+    long before = (long) number.precision() - number.scale();
+    if (before > MAX_NUMBER_DIGITS || number.scale() > MAX_NUMBER_DIGITS) {
+      return "is a number with more than "
+          + MAX_NUMBER_DIGITS
+          + " digits before or after the decimal point";
+    }
+    return null;
+  }
+
+  private static String loneSurrogate(char c, int at) {
+    return String.format(
+        "is not valid Unicode: a lone surrogate U+%04X at character %d (send the character"
+            + " itself, or its escaped surrogate pair)",
+        (int) c, at);
+  }
+}

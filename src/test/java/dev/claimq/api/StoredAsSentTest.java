@@ -1,0 +1,531 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.enqueue;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.item;
+import static dev.claimq.Api.problem;
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.Api;
+import dev.claimq.DefaultApiKey;
+import dev.claimq.PlainHttp;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A request is stored exactly as sent, or refused with a 400 that names the field: no NUL, lone
+ * surrogate, stray byte, rounded number, repeated field or out-of-range time is ever rewritten on
+ * the way in. Bodies here are written by hand, byte for byte, since a JSON library would repair
+ * exactly what is being tested.
+ */
+@QuarkusTest
+class StoredAsSentTest {
+  @TestHTTPResource("/")
+  URI base;
+
+  private static final String ADMIN = "Bearer " + DefaultApiKey.ADMIN;
+  private final ObjectMapper json = new ObjectMapper();
+
+  @Test
+  void a_nul_in_any_stored_string_is_a_400_naming_the_field() throws Exception {
+    String queue = uniqueQueue("nul");
+    String token = heldToken(queue);
+    String id = heldId;
+    Map<String, String[]> cases = new LinkedHashMap<>();
+    cases.put(
+        "dedupeKey",
+        new String[] {
+          "/v1/queues/" + queue + "/items", "{\"dedupeKey\":\"k\\u0000\",\"payload\":1}"
+        });
+    cases.put(
+        "payload.to",
+        new String[] {
+          "/v1/queues/" + queue + "/items",
+          "{\"dedupeKey\":\"k\",\"payload\":{\"to\":\"a\\u0000\"}}"
+        });
+    cases.put(
+        "payload",
+        new String[] {
+          "/v1/queues/" + queue + "/items", "{\"dedupeKey\":\"k\",\"payload\":{\"t\\u0000o\":1}}"
+        });
+    cases.put(
+        "items.[0].dedupeKey",
+        new String[] {
+          "/v1/queues/" + queue + "/items:batch",
+          "{\"items\":[{\"dedupeKey\":\"\\u0000\",\"payload\":1}]}"
+        });
+    cases.put(
+        "worker", new String[] {"/v1/queues/" + queue + "/claim", "{\"worker\":\"w\\u0000\"}"});
+    cases.put(
+        "claimToken",
+        new String[] {
+          "/v1/items/" + id + "/complete", "{\"claimToken\":\"" + token + "\\u0000\"}"
+        });
+    cases.put(
+        "externalRef",
+        new String[] {
+          "/v1/items/" + id + "/complete",
+          "{\"claimToken\":\"" + token + "\",\"externalRef\":\"m\\u0000\"}"
+        });
+    cases.put(
+        "items.[0].externalRef",
+        new String[] {
+          "/v1/items:complete",
+          "{\"items\":[{\"id\":\""
+              + id
+              + "\",\"claimToken\":\""
+              + token
+              + "\",\"externalRef\":\"\\u0000\"}]}"
+        });
+    String before = item(id).asString();
+
+    for (Map.Entry<String, String[]> c : cases.entrySet()) {
+      HttpResponse<String> response = post(c.getValue()[0], bytes(c.getValue()[1]));
+      assertInvalid(response, c.getKey(), "U+0000");
+    }
+
+    assertThat(item(id).asString()).as("the held item").isEqualTo(before);
+    assertThat(listed(queue)).as("items in the queue").hasSize(1);
+  }
+
+  @Test
+  void a_nul_in_a_failure_reason_is_dropped_like_any_control_character() throws Exception {
+    String queue = uniqueQueue("nul-reason");
+    String token = heldToken(queue);
+
+    HttpResponse<String> response =
+        post(
+            "/v1/items/" + heldId + "/fail",
+            bytes("{\"claimToken\":\"" + token + "\",\"error\":\"SMTP\\u0000 451\"}"));
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(json.readTree(response.body()).path("lastError").asText()).isEqualTo("SMTP 451");
+  }
+
+  @Test
+  void lone_surrogates_are_refused_so_distinct_keys_never_become_one_item() throws Exception {
+    String queue = uniqueQueue("surrogate");
+    for (String key : List.of("k\\ud800", "k\\udfff", "\\udc00k", "k\\ud800\\ud800")) {
+      HttpResponse<String> response =
+          post(
+              "/v1/queues/" + queue + "/items",
+              bytes("{\"dedupeKey\":\"" + key + "\",\"payload\":1}"));
+      assertInvalid(response, "dedupeKey", "lone surrogate");
+    }
+    assertInvalid(
+        post(
+            "/v1/queues/" + queue + "/items",
+            bytes("{\"dedupeKey\":\"k\",\"payload\":\"a\\ud800b\"}")),
+        "payload",
+        "lone surrogate");
+
+    // A real pair, escaped or not, is one character and is stored as sent.
+    String pair = "{\"dedupeKey\":\"k\\ud83d\\udce7\",\"payload\":\"\uD83D\uDCE7\"}";
+    HttpResponse<String> created = post("/v1/queues/" + queue + "/items", bytes(pair));
+    assertThat(created.statusCode()).isEqualTo(201);
+    JsonNode stored = json.readTree(created.body());
+    assertThat(stored.path("dedupeKey").asText()).isEqualTo("k\uD83D\uDCE7");
+    assertThat(stored.path("payload").asText()).isEqualTo("\uD83D\uDCE7");
+    assertThat(listed(queue)).hasSize(1);
+  }
+
+  @Test
+  void bytes_that_are_not_utf8_are_a_400_on_every_endpoint_with_a_body() throws Exception {
+    String queue = uniqueQueue("utf8");
+    String token = heldToken(queue);
+    String id = heldId;
+    String before = item(id).asString();
+    Map<String, byte[]> broken = new LinkedHashMap<>();
+    broken.put("a stray FF", new byte[] {(byte) 0xff});
+    broken.put("overlong NUL (C0 80)", new byte[] {(byte) 0xc0, (byte) 0x80});
+    broken.put("overlong 'A' (C1 81)", new byte[] {(byte) 0xc1, (byte) 0x81});
+    broken.put(
+        "an encoded surrogate (ED A0 80)", new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80});
+    broken.put("a cut sequence (E2 82)", new byte[] {(byte) 0xe2, (byte) 0x82});
+    broken.put(
+        "past U+10FFFF (F4 90 80 80)",
+        new byte[] {(byte) 0xf4, (byte) 0x90, (byte) 0x80, (byte) 0x80});
+    Map<String, String[]> endpoints = new LinkedHashMap<>();
+    endpoints.put(
+        "enqueue",
+        new String[] {"/v1/queues/" + queue + "/items", "{\"dedupeKey\":\"k", "\",\"payload\":1}"});
+    endpoints.put(
+        "enqueue batch",
+        new String[] {
+          "/v1/queues/" + queue + "/items:batch",
+          "{\"items\":[{\"dedupeKey\":\"k",
+          "\",\"payload\":1}]}"
+        });
+    endpoints.put(
+        "claim next", new String[] {"/v1/queues/" + queue + "/claim", "{\"worker\":\"w", "\"}"});
+    endpoints.put("claim", new String[] {"/v1/items/" + id + "/claim", "{\"worker\":\"w", "\"}"});
+    endpoints.put(
+        "heartbeat",
+        new String[] {"/v1/items/" + id + "/heartbeat", "{\"claimToken\":\"" + token, "\"}"});
+    endpoints.put(
+        "complete",
+        new String[] {
+          "/v1/items/" + id + "/complete",
+          "{\"claimToken\":\"" + token + "\",\"externalRef\":\"m",
+          "\"}"
+        });
+    endpoints.put(
+        "fail",
+        new String[] {
+          "/v1/items/" + id + "/fail", "{\"claimToken\":\"" + token + "\",\"error\":\"e", "\"}"
+        });
+    endpoints.put(
+        "complete batch",
+        new String[] {
+          "/v1/items:complete",
+          "{\"items\":[{\"id\":\"" + id + "\",\"claimToken\":\"" + token + "\",\"externalRef\":\"m",
+          "\"}]}"
+        });
+    endpoints.put(
+        "fail batch",
+        new String[] {
+          "/v1/items:fail",
+          "{\"items\":[{\"id\":\"" + id + "\",\"claimToken\":\"" + token + "\",\"error\":\"e",
+          "\"}]}"
+        });
+
+    for (Map.Entry<String, String[]> endpoint : endpoints.entrySet()) {
+      for (Map.Entry<String, byte[]> bad : broken.entrySet()) {
+        byte[] body =
+            concat(bytes(endpoint.getValue()[1]), bad.getValue(), bytes(endpoint.getValue()[2]));
+        HttpResponse<String> response = post(endpoint.getValue()[0], body);
+        assertThat(response.statusCode())
+            .as(endpoint.getKey() + " with " + bad.getKey())
+            .isEqualTo(400);
+        assertProblemJson(response, 400);
+        assertThat(json.readTree(response.body()).path("detail").asText()).contains("UTF-8");
+      }
+    }
+
+    assertThat(item(id).asString()).as("the held item").isEqualTo(before);
+    assertThat(listed(queue)).as("items in the queue").hasSize(1);
+  }
+
+  @Test
+  void payload_numbers_are_stored_exactly_as_jsonb_keeps_them() throws Exception {
+    String queue = uniqueQueue("numbers");
+    String sent =
+        "{\"huge\":1e309,\"precise\":0.30000000000000000001,\"scaled\":1.50,\"small\":1E-3}";
+    HttpResponse<String> created =
+        post(
+            "/v1/queues/" + queue + "/items",
+            bytes("{\"dedupeKey\":\"n\",\"payload\":" + sent + "}"));
+    assertThat(created.statusCode()).isEqualTo(201);
+    String id = json.readTree(created.body()).path("id").asText();
+
+    String stored = item(id).asString();
+    assertThat(stored).contains("\"huge\": 1" + "0".repeat(309) + ",");
+    assertThat(stored).contains("\"precise\": 0.30000000000000000001");
+    assertThat(stored).contains("\"scaled\": 1.50");
+    assertThat(stored).contains("\"small\": 0.001");
+  }
+
+  @Test
+  void a_number_rounded_by_a_double_is_other_work_not_a_replay() throws Exception {
+    String queue = uniqueQueue("numbers-replay");
+    String path = "/v1/queues/" + queue + "/items";
+    assertThat(post(path, bytes("{\"dedupeKey\":\"n\",\"payload\":{\"a\":0.3}}")).statusCode())
+        .isEqualTo(201);
+
+    HttpResponse<String> other =
+        post(path, bytes("{\"dedupeKey\":\"n\",\"payload\":{\"a\":0.30000000000000000001}}"));
+
+    assertThat(other.statusCode()).isEqualTo(422);
+  }
+
+  @Test
+  void a_number_with_more_digits_than_can_be_stored_is_a_400() throws Exception {
+    String queue = uniqueQueue("numbers-huge");
+    for (String number : List.of("1e1001", "1e-1001", "1e1000000", "-1E+131072")) {
+      assertInvalid(
+          post(
+              "/v1/queues/" + queue + "/items",
+              bytes("{\"dedupeKey\":\"n\",\"payload\":{\"n\":[" + number + "]}}")),
+          "payload.n[0]",
+          "digits");
+    }
+    assertThat(listed(queue)).isEmpty();
+  }
+
+  @Test
+  void a_field_named_twice_is_a_400_everywhere_payloads_included() throws Exception {
+    String queue = uniqueQueue("twice");
+    String token = heldToken(queue);
+    String id = heldId;
+    String before = item(id).asString();
+    Map<String, String> bodies = new LinkedHashMap<>();
+    bodies.put(
+        "/v1/queues/" + queue + "/items",
+        "{\"dedupeKey\":\"a\",\"payload\":1,\"dedupeKey\":\"b\"}");
+    bodies.put(
+        "/v1/queues/" + queue + "/items?payload",
+        "{\"dedupeKey\":\"a\",\"payload\":{\"to\":1,\"to\":2}}");
+    bodies.put(
+        "/v1/queues/" + queue + "/claim",
+        "{\"worker\":\"a\",\"leaseSeconds\":60,\"waitSeconds\":0,\"worker\":\"b\"}");
+    bodies.put(
+        "/v1/items/" + id + "/claim", "{\"worker\":\"a\",\"leaseSeconds\":60,\"worker\":\"b\"}");
+    bodies.put(
+        "/v1/items/" + id + "/heartbeat",
+        "{\"claimToken\":\"" + token + "\",\"leaseSeconds\":60,\"leaseSeconds\":61}");
+    bodies.put(
+        "/v1/items/" + id + "/complete",
+        "{\"claimToken\":\"" + token + "\",\"externalRef\":\"a\",\"externalRef\":\"b\"}");
+    bodies.put(
+        "/v1/items/" + id + "/fail",
+        "{\"claimToken\":\""
+            + token
+            + "\",\"error\":\"e\",\"retryable\":true,\"retryable\":false}");
+
+    for (Map.Entry<String, String> body : bodies.entrySet()) {
+      HttpResponse<String> response =
+          post(body.getKey().replace("?payload", ""), bytes(body.getValue()));
+      assertThat(response.statusCode()).as(body.getValue()).isEqualTo(400);
+      assertProblemJson(response, 400);
+      assertThat(json.readTree(response.body()).path("detail").asText()).contains("twice");
+    }
+
+    assertThat(item(id).asString()).isEqualTo(before);
+    assertThat(listed(queue)).hasSize(1);
+  }
+
+  @Test
+  void a_run_at_outside_what_is_stored_is_a_400_on_single_and_batch_enqueues() throws Exception {
+    String queue = uniqueQueue("run-at");
+    for (String runAt :
+        List.of(
+            "+300000-01-01T00:00:00Z",
+            "+10000-01-01T00:00:00Z",
+            "0000-01-01T00:00:00Z",
+            "-0001-01-01T00:00:00Z",
+            "-300000-01-01T00:00:00Z",
+            "1969-12-31T23:59:59Z",
+            "2026-01-01T00:00:00.1234567Z")) {
+      problem(
+              enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "runAt", runAt)),
+              400,
+              "invalid-request")
+          .body("errors[0].field", org.hamcrest.Matchers.equalTo("runAt"));
+      problem(
+              Api.json()
+                  .body(
+                      Map.of(
+                          "items", List.of(Map.of("dedupeKey", "k", "payload", 1, "runAt", runAt))))
+                  .post("/v1/queues/{queue}/items:batch", queue),
+              400,
+              "invalid-request")
+          .body("errors[0].field", org.hamcrest.Matchers.equalTo("items[0].runAt"));
+    }
+    assertThat(listed(queue)).isEmpty();
+    // The bounds themselves are stored.
+    enqueued(queue, Map.of("dedupeKey", "first", "payload", 1, "runAt", "1970-01-01T00:00:00Z"));
+    enqueued(
+        queue, Map.of("dedupeKey", "last", "payload", 1, "runAt", "9999-12-31T23:59:59.999999Z"));
+    io.restassured.RestAssured.given().get("/v1/queues").then().statusCode(200);
+  }
+
+  @Test
+  void every_endpoint_with_a_body_accepts_it_chunked() throws Exception {
+    String queue = uniqueQueue("chunked");
+    String token = heldToken(queue);
+    String id = heldId;
+    String other = enqueued(queue, "other", Map.of("n", 2));
+    String later = uniqueQueue("chunked-empty");
+
+    assertThat(chunked("/v1/queues/" + later + "/claim", "").statusCode())
+        .as("empty claim next")
+        .isEqualTo(204);
+    assertThat(chunked("/v1/queues/" + later + "/claim", "{}").statusCode())
+        .as("claim next")
+        .isEqualTo(204);
+    assertThat(chunked("/v1/queues/" + later + "/claim", "{\"max\":3}").statusCode())
+        .as("claim many")
+        .isEqualTo(204);
+    assertThat(
+            chunked("/v1/queues/" + queue + "/items", "{\"dedupeKey\":\"c\",\"payload\":1}")
+                .statusCode())
+        .as("enqueue")
+        .isEqualTo(201);
+    assertThat(
+            chunked(
+                    "/v1/queues/" + queue + "/items:batch",
+                    "{\"items\":[{\"dedupeKey\":\"d\",\"payload\":1}]}")
+                .statusCode())
+        .as("enqueue batch")
+        .isEqualTo(200);
+    assertThat(chunked("/v1/items/" + other + "/claim", "").statusCode())
+        .as("empty claim")
+        .isEqualTo(200);
+    assertThat(
+            chunked("/v1/items/" + id + "/heartbeat", "{\"claimToken\":\"" + token + "\"}")
+                .statusCode())
+        .as("heartbeat")
+        .isEqualTo(200);
+    assertThat(
+            chunked(
+                    "/v1/items/" + id + "/fail",
+                    "{\"claimToken\":\"" + token + "\",\"error\":\"e\"}")
+                .statusCode())
+        .as("fail")
+        .isEqualTo(200);
+    assertThat(
+            chunked(
+                    "/v1/items:complete",
+                    "{\"items\":[{\"id\":\"" + id + "\",\"claimToken\":\"" + token + "\"}]}")
+                .statusCode())
+        .as("complete batch")
+        .isEqualTo(200);
+    assertThat(
+            chunked(
+                    "/v1/items:fail",
+                    "{\"items\":[{\"id\":\""
+                        + id
+                        + "\",\"claimToken\":\""
+                        + token
+                        + "\",\"error\":\"e\"}]}")
+                .statusCode())
+        .as("fail batch")
+        .isEqualTo(200);
+    String next =
+        json.readTree(chunked("/v1/queues/" + queue + "/claim", "{}").body())
+            .path("claimToken")
+            .asText();
+    assertThat(next).isNotBlank();
+    HttpResponse<String> tooLarge =
+        chunked("/v1/queues/" + later + "/claim", "{\"worker\":\"" + "x".repeat(1_100_000) + "\"}");
+    assertThat(tooLarge.statusCode()).as("an oversized chunked claim").isEqualTo(413);
+    assertProblemJson(tooLarge, 413);
+  }
+
+  @Test
+  void location_is_relative_whatever_host_the_client_names() {
+    String queue = uniqueQueue("location");
+    Response created =
+        io.restassured.RestAssured.given()
+            .contentType("application/json")
+            .header("Host", "evil.example")
+            .body(Map.of("dedupeKey", "k", "payload", 1))
+            .post("/v1/queues/{queue}/items", queue);
+    created.then().statusCode(201);
+    assertThat(created.header("Location")).isEqualTo("/v1/items/" + created.path("id"));
+  }
+
+  @Test
+  void to_a_queue_limited_key_an_item_of_another_queue_is_no_such_item() throws Exception {
+    String queue = uniqueQueue("hidden");
+    String token = heldToken(queue);
+    String key = "Bearer test-elsewhere-key";
+    HttpResponse<String> missing = send("GET", "/v1/items/999999999999", null, key);
+    HttpResponse<String> hidden = send("GET", "/v1/items/" + heldId, null, key);
+
+    assertProblemJson(hidden, 404);
+    assertThat(json.readTree(hidden.body()).path("detail").asText().replace(heldId, "N"))
+        .isEqualTo(
+            json.readTree(missing.body()).path("detail").asText().replace("999999999999", "N"));
+    for (String action : List.of("claim", "attempts", "actions", "retry", "cancel")) {
+      String method = action.startsWith("a") ? "GET" : "POST";
+      assertThat(send(method, "/v1/items/" + heldId + "/" + action, null, key).statusCode())
+          .as(action)
+          .isEqualTo(404);
+    }
+    HttpResponse<String> batch =
+        send(
+            "POST",
+            "/v1/items:complete",
+            "{\"items\":[{\"id\":\"" + heldId + "\",\"claimToken\":\"" + token + "\"}]}",
+            key);
+    assertThat(batch.statusCode()).isEqualTo(200);
+    assertThat(json.readTree(batch.body()).path("results").get(0).path("status").asInt())
+        .isEqualTo(404);
+    assertThat(item(heldId).<String>path("state")).isEqualTo("sending");
+
+    HttpResponse<String> forbidden =
+        send("POST", "/v1/queues/" + queue + "/items", "{\"dedupeKey\":\"k\",\"payload\":1}", key);
+    assertProblemJson(forbidden, 403);
+    assertThat(forbidden.body()).doesNotContain(queue).doesNotContain("elsewhere");
+  }
+
+  // --- fixtures and plumbing
+
+  private String heldId;
+
+  /** Enqueues and claims one item in the queue; returns its token (its id in heldId). */
+  private String heldToken(String queue) {
+    heldId = enqueued(queue, "held", Map.of("n", 1));
+    return claim(heldId, Map.of("worker", "w", "leaseSeconds", 600)).path("claimToken");
+  }
+
+  private List<JsonNode> listed(String queue) throws Exception {
+    String page =
+        io.restassured.RestAssured.given()
+            .queryParam("queue", queue)
+            .get("/v1/items")
+            .then()
+            .statusCode(200)
+            .extract()
+            .asString();
+    return json.readTree(page).path("items").findParents("id");
+  }
+
+  private void assertInvalid(HttpResponse<String> response, String field, String reason)
+      throws Exception {
+    assertProblemJson(response, 400);
+    JsonNode problem = json.readTree(response.body());
+    assertThat(problem.path("detail").asText())
+        .as(response.body())
+        .contains("'" + field + "'")
+        .contains(reason);
+    assertThat(problem.path("errors").get(0).path("field").asText()).isEqualTo(field);
+  }
+
+  private void assertProblemJson(HttpResponse<String> response, int status) throws Exception {
+    PlainHttp.assertProblem(response, status);
+  }
+
+  private HttpResponse<String> post(String path, byte[] body) throws Exception {
+    return http().post(path, body, ADMIN);
+  }
+
+  private HttpResponse<String> chunked(String path, String body) throws Exception {
+    return http().postChunked(path, bytes(body), ADMIN);
+  }
+
+  private HttpResponse<String> send(String method, String path, String body, String authorization)
+      throws Exception {
+    return http().send(method, path, body, authorization);
+  }
+
+  private PlainHttp http() {
+    return new PlainHttp(base);
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    for (byte[] part : parts) {
+      all.writeBytes(part);
+    }
+    return all.toByteArray();
+  }
+}
