@@ -19,7 +19,21 @@ public final class FailureReason {
     }
   }
 
-  private static final String VALUE = "[^\\s\"'&,;]+";
+  // A quoted value runs to its closing quote, past spaces, delimiters and backslash-escaped
+  // quotes, so a multi-word secret goes whole. The opening quote is matched with the key and the
+  // closing one only looked at, so both quotes stay around [REDACTED]. If the text was cut before
+  // the closing quote, the value runs to the end of the line: what follows is likely the secret.
+  // An empty value has nothing to hide, so it is left as it is. The loop is possessive (++): its
+  // two branches never overlap, so there is nothing to backtrack into, and a plain loop over a
+  // group recurses once per character, which overflows the stack on a long reason.
+  private static final String QUOTED =
+      "(?:(?<=\")(?:\\\\.|[^\"\\\\\\n])++(?=[\"\\n]|\\z)"
+          + "|(?<=')(?:\\\\.|[^'\\\\\\n])++(?=['\\n]|\\z))";
+  // Unquoted, a value ends at whitespace or at a character that usually follows one: in running
+  // text a multi-word secret cannot be told from the words after it ("api_key: abc is invalid"),
+  // so a header such as "X-Api-Key: abc def" keeps "def".
+  private static final String UNQUOTED = "[^\\s\"'&,;]+";
+  private static final String VALUE = "(?:" + QUOTED + "|" + UNQUOTED + ")";
 
   // Order matters: whole blocks and structured tokens first, then key=value pairs.
   private static final List<Rule> RULES =
@@ -33,14 +47,19 @@ public final class FailureReason {
           new Rule(
               Pattern.compile("(?i)\\b([a-z][a-z0-9+.-]*://)[^\\s/@:]+:[^\\s/@]+@"),
               "$1" + Matcher.quoteReplacement(REDACTED) + "@"),
-          // Authorization headers, whatever the scheme: keep the header name only.
+          // Authorization headers, whatever the scheme: keep the header name only. A quoted value
+          // holds the scheme too; an unquoted one is a scheme, if any, and one word.
           new Rule(
               Pattern.compile(
-                  "(?i)\\b((?:proxy-)?authorization[\"']?\\s*[:=]\\s*[\"']?)(?:[A-Za-z]+\\s+)?"
-                      + VALUE),
+                  "(?i)\\b((?:proxy-)?authorization[\"']?\\s*[:=]\\s*[\"']?)"
+                      + "(?:"
+                      + QUOTED
+                      + "|(?:[A-Za-z]+\\s+)?"
+                      + UNQUOTED
+                      + ")"),
               "$1" + Matcher.quoteReplacement(REDACTED)),
           new Rule(
-              Pattern.compile("(?i)\\b(bearer)\\s+" + VALUE),
+              Pattern.compile("(?i)\\b(bearer)\\s+" + UNQUOTED),
               "$1 " + Matcher.quoteReplacement(REDACTED)),
           new Rule(
               Pattern.compile("\\b(Basic)\\s+[A-Za-z0-9+/]{8,}={0,2}"),
