@@ -284,7 +284,7 @@ public final class LoadGen {
       if (probe.status == 404 || probe.status == 405) {
         return "skipped=1 reason=POST_/v1/items:complete_answers_" + probe.status;
       }
-      Response claim = http.post("/v1/queues/" + queue + "/claim", WORKER, claimBody);
+      Response claim = http.post("/v1/queues/" + queue + "/claim:batch", WORKER, claimBody);
       if (claim.status == 400 || claim.status == 404) {
         return "skipped=1 reason=claim_with_max_answers_" + claim.status;
       }
@@ -294,7 +294,7 @@ public final class LoadGen {
     }
     return closedLoop(
         (http, thread, n) -> {
-          Response claim = http.post("/v1/queues/" + queue + "/claim", WORKER, claimBody);
+          Response claim = http.post("/v1/queues/" + queue + "/claim:batch", WORKER, claimBody);
           if (claim.status == 204) {
             return 0;
           }
@@ -320,7 +320,7 @@ public final class LoadGen {
               () -> {
                 try (Http http = new Http(host, port)) {
                   while (true) {
-                    Response claim = http.post("/v1/queues/" + queue + "/claim", WORKER, claimBody);
+                    Response claim = http.post("/v1/queues/" + queue + "/claim:batch", WORKER, claimBody);
                     if (claim.status == 204 || !expect(claim, 200)) {
                       return;
                     }

@@ -16,14 +16,12 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
-import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /** Workers finishing many claimed items in one call. */
 @Path("/v1")
 @Produces(MediaType.APPLICATION_JSON)
 @Consumes(MediaType.APPLICATION_JSON)
-@SecurityRequirement(name = "bearer")
 public class BatchFinishResource {
   private final BatchService batches;
   private final QueueGuard guard;
@@ -36,10 +34,9 @@ public class BatchFinishResource {
   @POST
   @Path("/items:complete")
   @RolesAllowed(Role.WORKER)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @Tag(name = "workers")
   @Operation(
+      operationId = "completeBatch",
       summary = "Complete up to 500 claimed items at once",
       description =
           "Each entry is decided exactly as a single complete: 200 (also for a repeat of an"
@@ -65,10 +62,9 @@ public class BatchFinishResource {
   @POST
   @Path("/items:fail")
   @RolesAllowed(Role.WORKER)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @Tag(name = "workers")
   @Operation(
+      operationId = "failBatch",
       summary = "Report up to 500 failed attempts at once",
       description =
           "Each entry is decided exactly as a single fail (its own backoff, its own cap): 200,"

@@ -5,7 +5,29 @@ import dev.claimq.queue.WorkService;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** The answer to a won claim: the item, plus the token only its holder ever sees. */
-@Schema(name = "ClaimedItem", description = "An item this worker now holds, with its claim token.")
+@Schema(
+    name = "ClaimedItem",
+    description = "An item this worker now holds, with its claim token.",
+    requiredProperties = {
+      "id",
+      "queue",
+      "dedupeKey",
+      "state",
+      "payload",
+      "priority",
+      "attempts",
+      "maxAttempts",
+      "runAt",
+      "idempotencyKey",
+      "claimedBy",
+      "leaseExpiresAt",
+      "externalRef",
+      "lastError",
+      "enqueuedBy",
+      "createdAt",
+      "updatedAt",
+      "claimToken"
+    })
 public record ClaimedItemView(
     @JsonUnwrapped ItemView item,
     @Schema(

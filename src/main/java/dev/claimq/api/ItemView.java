@@ -7,7 +7,28 @@ import java.time.Instant;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** An item as every response shows it. The claim token is never part of it. */
-@Schema(name = "Item", description = "One piece of work and where it is in its life.")
+@Schema(
+    name = "Item",
+    description = "One piece of work and where it is in its life.",
+    requiredProperties = {
+      "id",
+      "queue",
+      "dedupeKey",
+      "state",
+      "payload",
+      "priority",
+      "attempts",
+      "maxAttempts",
+      "runAt",
+      "idempotencyKey",
+      "claimedBy",
+      "leaseExpiresAt",
+      "externalRef",
+      "lastError",
+      "enqueuedBy",
+      "createdAt",
+      "updatedAt"
+    })
 public record ItemView(
     @Schema(description = "Opaque id.", examples = "4711") String id,
     @Schema(examples = "emails") String queue,
@@ -31,12 +52,19 @@ public record ItemView(
                 "Pass this to the downstream provider as its idempotency key. It never changes,"
                     + " so a send repeated after a crash is recognised as the same send.")
         String idempotencyKey,
-    @Schema(description = "The worker that claimed it last.") String claimedBy,
-    @Schema(description = "While sending: when the claim runs out unless heartbeated.")
+    @Schema(description = "The worker that claimed it last.", nullable = true) String claimedBy,
+    @Schema(
+            description = "While sending: when the claim runs out unless heartbeated.",
+            nullable = true)
         Instant leaseExpiresAt,
-    @Schema(description = "What the provider returned for the completed send.") String externalRef,
-    @Schema(description = "The last failure reason, secrets redacted.") String lastError,
-    @Schema(description = "The name of the key that enqueued it.") String enqueuedBy,
+    @Schema(description = "What the provider returned for the completed send.", nullable = true)
+        String externalRef,
+    @Schema(description = "The last failure reason, secrets redacted.", nullable = true)
+        String lastError,
+    @Schema(
+            description = "The name of the key that enqueued it; null when keys were off.",
+            nullable = true)
+        String enqueuedBy,
     Instant createdAt,
     Instant updatedAt) {
 

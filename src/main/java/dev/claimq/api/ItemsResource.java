@@ -22,14 +22,12 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
-import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestResponse;
 
 /** One item: workers claim and finish it, operators inspect, retry or cancel it. */
 @Path("/v1/items")
 @Produces(MediaType.APPLICATION_JSON)
-@SecurityRequirement(name = "bearer")
 public class ItemsResource {
   private static final int DEFAULT_PAGE = 50;
   private static final int MAX_PAGE = 500;
@@ -45,11 +43,10 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.OPERATOR)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Tag(name = "operators")
   @Operation(
+      operationId = "listItems",
       summary = "Browse items, newest first",
       description = "Filter by queue and/or state; follow nextCursor for older items.")
   @APIResponse(
@@ -58,7 +55,12 @@ public class ItemsResource {
       content = @Content(schema = @Schema(implementation = Views.ItemPage.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.ItemPage list(
-      @Parameter(description = "Only this queue.") @QueryParam("queue") String queue,
+      @Parameter(
+              description = "Only this queue.",
+              schema =
+                  @Schema(type = SchemaType.STRING, pattern = Params.QUEUE_NAME, maxLength = 64))
+          @QueryParam("queue")
+          String queue,
       @Parameter(
               description = "Only items in this state.",
               schema =
@@ -69,7 +71,12 @@ public class ItemsResource {
           String state,
       @Parameter(
               description = "Items per page, 1 to 500.",
-              schema = @Schema(type = SchemaType.INTEGER, defaultValue = "50"))
+              schema =
+                  @Schema(
+                      type = SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "500",
+                      defaultValue = "50"))
           @QueryParam("limit")
           String limit,
       @Parameter(description = "nextCursor of the previous page.") @QueryParam("cursor")
@@ -86,12 +93,15 @@ public class ItemsResource {
   }
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Path("/{id}")
+  @Tag(name = "agents")
+  @Tag(name = "workers")
   @Tag(name = "operators")
-  @Operation(summary = "Get one item")
+  @Operation(
+      operationId = "getItem",
+      summary = "Get one item",
+      description = "Any role may read an item; a key limited to some queues only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "The item.",
@@ -105,12 +115,11 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.OPERATOR)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Path("/{id}/attempts")
   @Tag(name = "operators")
   @Operation(
+      operationId = "listAttempts",
       summary = "An item's history: one entry per claim",
       description = "Who claimed it, when, and how each claim ended, oldest first.")
   @APIResponse(
@@ -129,12 +138,11 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.WORKER)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/claim")
   @Tag(name = "workers")
   @Operation(
+      operationId = "claimItem",
       summary = "Claim this item",
       description =
           "Moves the item from pending to sending if it is pending and due, in one conditional"
@@ -173,12 +181,11 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.WORKER)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/complete")
   @Tag(name = "workers")
   @Operation(
+      operationId = "complete",
       summary = "Complete a claimed item",
       description =
           "Marks the item done and records the provider's reference. Only the current claim can"
@@ -206,12 +213,11 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.WORKER)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/fail")
   @Tag(name = "workers")
   @Operation(
+      operationId = "fail",
       summary = "Report a failed attempt",
       description =
           "Retryable failures go back to pending after an exponential backoff with jitter (or"
@@ -242,12 +248,11 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.WORKER)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/heartbeat")
   @Tag(name = "workers")
   @Operation(
+      operationId = "heartbeat",
       summary = "Extend a claim's lease",
       description =
           "For long work: heartbeat at about a third of the lease so the claim is not released.")
@@ -270,12 +275,11 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.OPERATOR)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/retry")
   @Tag(name = "operators")
   @Operation(
+      operationId = "retry",
       summary = "Retry a failed or cancelled item",
       description =
           "Back to pending, due now, with attempts reset to 0. Its history and idempotency key"
@@ -286,7 +290,10 @@ public class ItemsResource {
       content =
           @Content(
               schema = @Schema(implementation = ItemView.class),
-              examples = @ExampleObject(name = "pending", value = ApiExamples.ITEM_PENDING)))
+              examples =
+                  @ExampleObject(
+                      name = "pending again, with its last worker and error kept",
+                      value = ApiExamples.ITEM_RETRIED)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
   public ItemView retry(@PathParam("id") String id) {
@@ -294,12 +301,13 @@ public class ItemsResource {
   }
 
   @RolesAllowed(Role.OPERATOR)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{id}/cancel")
   @Tag(name = "operators")
-  @Operation(summary = "Cancel a pending or failed item", description = "No body.")
+  @Operation(
+      operationId = "cancel",
+      summary = "Cancel a pending or failed item",
+      description = "No body.")
   @APIResponse(
       responseCode = "200",
       description = "Cancelled.",
@@ -313,10 +321,9 @@ public class ItemsResource {
   @GET
   @Path("/{id}/actions")
   @RolesAllowed(Role.OPERATOR)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @Tag(name = "operators")
   @Operation(
+      operationId = "listActions",
       summary = "Operators' retries and cancels of an item",
       description = "Each with the name of the key that did it, oldest first.")
   @APIResponse(

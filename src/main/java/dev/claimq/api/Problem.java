@@ -5,7 +5,10 @@ import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** An RFC 9457 problem detail: the body of every error response. */
-@Schema(name = "Problem", description = "RFC 9457 problem details.")
+@Schema(
+    name = "Problem",
+    description = "RFC 9457 problem details.",
+    requiredProperties = {"type", "title", "status", "detail"})
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Problem(
     @Schema(
@@ -21,7 +24,9 @@ public record Problem(
 
   public static final String MEDIA_TYPE = "application/problem+json";
 
-  @Schema(name = "FieldError")
+  @Schema(
+      name = "FieldError",
+      requiredProperties = {"field", "message"})
   public record FieldError(
       @Schema(examples = "dedupeKey") String field,
       @Schema(examples = "size must be between 1 and 200") String message) {}

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
@@ -31,14 +32,12 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
-import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestResponse;
 
 /** Queue-level operations: agents enqueue, workers claim the next item, operators see health. */
 @Path("/v1/queues")
 @Produces(MediaType.APPLICATION_JSON)
-@SecurityRequirement(name = "bearer")
 public class QueuesResource {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
@@ -65,12 +64,11 @@ public class QueuesResource {
   }
 
   @RolesAllowed(Role.AGENT)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{queue}/items")
   @Tag(name = "agents")
   @Operation(
+      operationId = "enqueue",
       summary = "Enqueue an item, once per dedupe key",
       description =
           "Creates the item unless the queue already has one with this dedupe key. Enqueueing the"
@@ -84,7 +82,11 @@ public class QueuesResource {
   @APIResponse(
       responseCode = "201",
       description = "Created.",
-      headers = @Header(name = "Location", description = "/v1/items/{id} of the new item"),
+      headers =
+          @Header(
+              name = "Location",
+              description = "/v1/items/{id} of the new item, relative to the service's URL",
+              schema = @Schema(type = SchemaType.STRING)),
       content =
           @Content(
               schema = @Schema(implementation = ItemView.class),
@@ -106,8 +108,7 @@ public class QueuesResource {
   @APIResponse(responseCode = "422", ref = "DedupeConflict")
   @Consumes(MediaType.APPLICATION_JSON)
   public RestResponse<ItemView> enqueue(
-      @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
-          String queue,
+      @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.Enqueue body) {
     var enqueued =
         enqueuer.enqueue(
@@ -132,18 +133,18 @@ public class QueuesResource {
   }
 
   @RolesAllowed(Role.WORKER)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @POST
   @Path("/{queue}/claim")
   @Tag(name = "workers")
   @Operation(
+      operationId = "claimNext",
       summary = "Claim the queue's next due item",
       description =
           "Moves the next due pending item (highest priority, then oldest runAt, then oldest) to"
               + " sending in one statement and returns it with a claim token. Concurrent workers"
               + " never receive the same item. With waitSeconds, an empty queue is long-polled:"
-              + " the answer comes as soon as an item is enqueued. The body is optional.")
+              + " the answer comes as soon as an item is enqueued. The body is optional. To"
+              + " claim many items at once, use claimNextBatch.")
   @RequestBody(
       required = false,
       content =
@@ -152,12 +153,10 @@ public class QueuesResource {
               examples = @ExampleObject(name = "long poll", value = ApiExamples.CLAIM_NEXT)))
   @APIResponse(
       responseCode = "200",
-      description =
-          "Claimed: this worker now holds the item until its lease ends (with max: the items,"
-              + " as {items: [...]}).",
+      description = "Claimed: this worker now holds the item until its lease ends.",
       content =
           @Content(
-              schema = @Schema(oneOf = {ClaimedItemView.class, Views.ClaimedItems.class}),
+              schema = @Schema(implementation = ClaimedItemView.class),
               examples = @ExampleObject(name = "claimed", value = ApiExamples.ITEM_CLAIMED)))
   @APIResponse(
       responseCode = "204",
@@ -166,24 +165,54 @@ public class QueuesResource {
   // The body is optional: a bare POST (as curl sends it, with no Content-Type) claims too.
   @Consumes({MediaType.APPLICATION_JSON, MediaType.WILDCARD})
   public Uni<Response> claimNext(
-      @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
-          String queue,
-      @Valid Requests.ClaimNext body) {
+      @Parameter(ref = "Queue") @PathParam("queue") String queue, @Valid Requests.ClaimNext body) {
     Requests.ClaimNext claim = body == null ? new Requests.ClaimNext(null, null, null, null) : body;
-    Duration wait = Duration.ofSeconds(claim.waitSeconds() == null ? 0 : claim.waitSeconds());
+    // max on this path is the older form of claimNextBatch, kept for the workers that use it.
+    return claim(queue, claim.worker(), claim.leaseSeconds(), claim.waitSeconds(), claim.max());
+  }
+
+  @RolesAllowed(Role.WORKER)
+  @POST
+  @Path("/{queue}/claim:batch")
+  @Tag(name = "workers")
+  @Operation(
+      operationId = "claimNextBatch",
+      summary = "Claim up to max of the queue's next due items",
+      description =
+          "As claimNext, for many items in one statement: each is held by this worker with its"
+              + " own claim token. With waitSeconds, an empty queue is long-polled.")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.ClaimBatch.class),
+              examples = @ExampleObject(name = "ten", value = ApiExamples.CLAIM_BATCH)))
+  @APIResponse(
+      responseCode = "200",
+      description = "Claimed: 1 to max items, in claim order.",
+      content = @Content(schema = @Schema(implementation = Views.ClaimedItems.class)))
+  @APIResponse(
+      responseCode = "204",
+      description = "Nothing was due in this queue (within waitSeconds, when given).")
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public Uni<Response> claimNextBatch(
+      @Parameter(ref = "Queue") @PathParam("queue") String queue,
+      @Valid @NotNull Requests.ClaimBatch body) {
+    return claim(queue, body.worker(), body.leaseSeconds(), body.waitSeconds(), body.max());
+  }
+
+  /** One item, answered as itself, when max is null; else {items: [...]}. */
+  private Uni<Response> claim(
+      String queue, String worker, Integer leaseSeconds, Integer waitSeconds, Integer max) {
+    Duration wait = Duration.ofSeconds(waitSeconds == null ? 0 : waitSeconds);
     return waitingClaims
-        .claimNext(
-            guard.queue(Params.queue(queue)),
-            claim.worker(),
-            claim.leaseSeconds(),
-            claim.max(),
-            wait)
+        .claimNext(guard.queue(Params.queue(queue)), worker, leaseSeconds, max, wait)
         .map(
             claims -> {
               if (claims.isEmpty()) {
                 return Response.noContent().build();
               }
-              if (claim.max() == null) {
+              if (max == null) {
                 return Response.ok(ClaimedItemView.of(claims.get(0))).build();
               }
               return Response.ok(
@@ -196,10 +225,9 @@ public class QueuesResource {
   @Path("/{queue}/items:batch")
   @Consumes(MediaType.APPLICATION_JSON)
   @RolesAllowed(Role.AGENT)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @Tag(name = "agents")
   @Operation(
+      operationId = "enqueueBatch",
       summary = "Enqueue up to 500 items at once",
       description =
           "Each entry is decided exactly as a single enqueue: 201 new, 200 the same work again,"
@@ -212,8 +240,7 @@ public class QueuesResource {
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")
   public Views.BatchResults enqueueBatch(
-      @Parameter(description = Params.QUEUE_NAME_RULE, example = "emails") @PathParam("queue")
-          String queue,
+      @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.EnqueueBatch body) {
     String name = guard.queue(Params.queue(queue));
     List<NewItem> entries = new ArrayList<>();
@@ -233,11 +260,10 @@ public class QueuesResource {
   }
 
   @RolesAllowed(Role.OPERATOR)
-  @APIResponse(responseCode = "401", ref = "Unauthorized")
-  @APIResponse(responseCode = "403", ref = "Forbidden")
   @GET
   @Tag(name = "operators")
   @Operation(
+      operationId = "listQueues",
       summary = "Queues and their health",
       description =
           "Every queue that has items: counts by state, and how long the oldest due pending item"

@@ -84,12 +84,30 @@ public final class Requests {
           @Min(0)
           @Max(MAX_WAIT_SECONDS)
           Integer waitSeconds,
+      // The older form of claimNextBatch: still accepted, no longer documented, since a
+      // client generated from the document cannot tell the two answers apart.
+      @Schema(hidden = true) @Min(1) @Max(MAX_CLAIM_BATCH) Integer max) {}
+
+  @Schema(name = "ClaimBatchRequest")
+  public record ClaimBatch(
+      @Schema(
+              description = "A name for the claiming worker, shown to operators.",
+              examples = "mailer-1")
+          @Size(max = 200)
+          String worker,
+      @Schema(description = "How long each claim lasts without a heartbeat.", defaultValue = "60")
+          @Min(1)
+          @Max(MAX_LEASE_SECONDS)
+          Integer leaseSeconds,
       @Schema(
               description =
-                  "Claim up to this many items at once; the answer is then {items: [...]}."
-                      + " Omit for one item, answered as the item itself.")
-          @Min(1)
-          @Max(MAX_CLAIM_BATCH)
+                  "Long poll: with nothing to claim, wait up to this long for an item before"
+                      + " answering 204.",
+              defaultValue = "0")
+          @Min(0)
+          @Max(MAX_WAIT_SECONDS)
+          Integer waitSeconds,
+      @Schema(description = "Claim up to this many items.") @NotNull @Min(1) @Max(MAX_CLAIM_BATCH)
           Integer max) {}
 
   @Schema(name = "EnqueueBatchRequest")

@@ -11,10 +11,16 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 public final class Views {
   private Views() {}
 
-  @Schema(name = "ClaimedItems", description = "The items claimed by one claim with max.")
+  @Schema(
+      name = "ClaimedItems",
+      description = "The items claimed by one batch claim.",
+      requiredProperties = "items")
   public record ClaimedItems(List<ClaimedItemView> items) {}
 
-  @Schema(name = "BatchResult", description = "One entry's outcome, in the order sent.")
+  @Schema(
+      name = "BatchResult",
+      description = "One entry's outcome, in the order sent.",
+      requiredProperties = "status")
   @com.fasterxml.jackson.annotation.JsonInclude(
       com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
   public record BatchResultView(
@@ -31,7 +37,7 @@ public final class Views {
     }
   }
 
-  @Schema(name = "BatchResults")
+  @Schema(name = "BatchResults", requiredProperties = "results")
   public record BatchResults(List<BatchResultView> results) {
 
     static BatchResults of(List<dev.claimq.queue.BatchResult> results) {
@@ -39,24 +45,46 @@ public final class Views {
     }
   }
 
-  @Schema(name = "ItemPage")
+  @Schema(
+      name = "ItemPage",
+      requiredProperties = {"items", "nextCursor"})
   public record ItemPage(
       List<ItemView> items,
-      @Schema(description = "Pass as cursor for the next page; null on the last page.")
+      @Schema(
+              description = "Pass as cursor for the next page; null on the last page.",
+              nullable = true)
           String nextCursor) {}
 
-  @Schema(name = "Attempt", description = "One claim of an item and how it ended.")
+  @Schema(
+      name = "Attempt",
+      description = "One claim of an item and how it ended.",
+      requiredProperties = {
+        "attempt",
+        "worker",
+        "claimedAt",
+        "finishedAt",
+        "outcome",
+        "error",
+        "finishedBy"
+      })
   public record AttemptView(
       @Schema(description = "The item's attempt count when claimed (1 = first).") int attempt,
-      String worker,
+      @Schema(description = "The name the worker gave, if any.", nullable = true) String worker,
       Instant claimedAt,
-      @Schema(description = "Null while the claim is still open.") Instant finishedAt,
+      @Schema(description = "Null while the claim is still open.", nullable = true)
+          Instant finishedAt,
       @Schema(
               description = "Null while open.",
+              nullable = true,
               enumeration = {"done", "retry", "failed", "lease_expired"})
           String outcome,
-      String error,
-      @Schema(description = "The key that completed or failed it; null for an expired lease.")
+      @Schema(
+              description = "The failure reason, secrets redacted; null unless it failed.",
+              nullable = true)
+          String error,
+      @Schema(
+              description = "The key that completed or failed it; null for an expired lease.",
+              nullable = true)
           String finishedBy) {
 
     static AttemptView of(Attempt attempt) {
@@ -71,10 +99,13 @@ public final class Views {
     }
   }
 
-  @Schema(name = "AttemptList")
+  @Schema(name = "AttemptList", requiredProperties = "attempts")
   public record AttemptList(List<AttemptView> attempts) {}
 
-  @Schema(name = "Action", description = "An operator's retry or cancel.")
+  @Schema(
+      name = "Action",
+      description = "An operator's retry or cancel.",
+      requiredProperties = {"action", "actor", "at"})
   public record ActionView(
       @Schema(enumeration = {"retry", "cancel"}) String action,
       @Schema(description = "The name of the key that did it.") String actor,
@@ -85,19 +116,24 @@ public final class Views {
     }
   }
 
-  @Schema(name = "ActionList")
+  @Schema(name = "ActionList", requiredProperties = "actions")
   public record ActionList(List<ActionView> actions) {}
 
-  @Schema(name = "StateCounts")
+  @Schema(
+      name = "StateCounts",
+      requiredProperties = {"pending", "sending", "done", "failed", "cancelled"})
   public record StateCounts(long pending, long sending, long done, long failed, long cancelled) {}
 
-  @Schema(name = "Queue")
+  @Schema(
+      name = "Queue",
+      requiredProperties = {"queue", "counts", "oldestDuePendingAgeSeconds"})
   public record QueueView(
       String queue,
       StateCounts counts,
       @Schema(
               description =
-                  "Seconds the oldest due pending item has waited; null when none is due.")
+                  "Seconds the oldest due pending item has waited; null when none is due.",
+              nullable = true)
           Double oldestDuePendingAgeSeconds) {
 
     static QueueView of(QueueStats stats) {
@@ -109,6 +145,6 @@ public final class Views {
     }
   }
 
-  @Schema(name = "QueueList")
+  @Schema(name = "QueueList", requiredProperties = "queues")
   public record QueueList(List<QueueView> queues) {}
 }

@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.json;
+import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,7 +24,7 @@ import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** Batch enqueue, claim with max, batch complete and fail: the single calls' rules, per entry. */
+/** Batch enqueue, batch claim, batch complete and fail: the single calls' rules, per entry. */
 @QuarkusTest
 class BatchTest {
 
@@ -102,7 +103,7 @@ class BatchTest {
     }
 
     Response first =
-        json().body(Map.of("worker", "w", "max", 10)).post("/v1/queues/{q}/claim", queue);
+        json().body(Map.of("worker", "w", "max", 10)).post("/v1/queues/{q}/claim:batch", queue);
     first.then().statusCode(200);
     List<String> firstIds = first.path("items.id");
     List<Integer> priorities = first.path("items.priority");
@@ -111,13 +112,33 @@ class BatchTest {
     assertThat(first.<List<String>>path("items.claimToken")).doesNotHaveDuplicates().hasSize(10);
     assertThat(first.<List<String>>path("items.state")).containsOnly("sending");
 
-    Response rest = json().body(Map.of("max", 100)).post("/v1/queues/{q}/claim", queue);
+    Response rest = json().body(Map.of("max", 100)).post("/v1/queues/{q}/claim:batch", queue);
     List<String> restIds = rest.path("items.id");
     assertThat(restIds).hasSize(15);
     Set<String> all = new HashSet<>(firstIds);
     all.addAll(restIds);
     assertThat(all).containsExactlyInAnyOrderElementsOf(ids);
-    json().body(Map.of("max", 5)).post("/v1/queues/{q}/claim", queue).then().statusCode(204);
+    json().body(Map.of("max", 5)).post("/v1/queues/{q}/claim:batch", queue).then().statusCode(204);
+  }
+
+  @Test
+  void claim_next_with_max_the_older_form_of_a_batch_claim_still_answers_items() {
+    String queue = uniqueQueue("claimmax-older");
+    enqueued(queue, "a", 1);
+    enqueued(queue, "b", 2);
+
+    Response claimed = json().body(Map.of("max", 10)).post("/v1/queues/{q}/claim", queue);
+
+    claimed.then().statusCode(200);
+    assertThat(claimed.<List<String>>path("items.claimToken")).hasSize(2).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void a_batch_claim_needs_its_max() {
+    problem(
+        json().body(Map.of("worker", "w")).post("/v1/queues/{q}/claim:batch", "q"),
+        400,
+        "invalid-request");
   }
 
   @Test
@@ -146,7 +167,7 @@ class BatchTest {
                     Response claimed =
                         json()
                             .body(Map.of("worker", worker, "max", 10))
-                            .post("/v1/queues/{q}/claim", queue);
+                            .post("/v1/queues/{q}/claim:batch", queue);
                     if (claimed.statusCode() == 204) {
                       return null;
                     }
@@ -191,7 +212,7 @@ class BatchTest {
       enqueued(queue, "k" + i, i);
     }
     List<Map<String, Object>> claimed =
-        json().body(Map.of("max", 3)).post("/v1/queues/{q}/claim", queue).path("items");
+        json().body(Map.of("max", 3)).post("/v1/queues/{q}/claim:batch", queue).path("items");
     String a = (String) claimed.get(0).get("id");
     String b = (String) claimed.get(1).get("id");
     String c = (String) claimed.get(2).get("id");
@@ -228,7 +249,7 @@ class BatchTest {
     enqueued(queue, Map.of("dedupeKey", "retry", "payload", 1, "priority", 2));
     enqueued(queue, Map.of("dedupeKey", "permanent", "payload", 1, "priority", 1));
     List<Map<String, Object>> claimed =
-        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim", queue).path("items");
+        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim:batch", queue).path("items");
 
     Response response =
         literal()
@@ -276,7 +297,7 @@ class BatchTest {
         .statusCode(200)
         .body("results[0].status", equalTo(201));
     Map<String, Object> claimed =
-        json().body(Map.of("max", 1)).post("/v1/queues/{q}/claim", queue).path("items[0]");
+        json().body(Map.of("max", 1)).post("/v1/queues/{q}/claim:batch", queue).path("items[0]");
     literal()
         .body(
             Map.of(
@@ -300,7 +321,7 @@ class BatchTest {
             .toList();
     dev.claimq.Api.problem(enqueueBatch(queue, tooMany), 400, "invalid-request");
     dev.claimq.Api.problem(
-        json().body(Map.of("max", 101)).post("/v1/queues/{q}/claim", queue),
+        json().body(Map.of("max", 101)).post("/v1/queues/{q}/claim:batch", queue),
         400,
         "invalid-request");
     dev.claimq.Api.problem(

@@ -86,6 +86,11 @@ class SecurityTest {
                 "POST", "/v1/queues/" + emptyQueue + "/claim", "{\"max\":5}", only("worker", 204)),
             new Case(
                 "POST",
+                "/v1/queues/" + emptyQueue + "/claim:batch",
+                "{\"max\":5}",
+                only("worker", 204)),
+            new Case(
+                "POST",
                 "/v1/items:complete",
                 "{\"items\":[{\"id\":\"" + pendingLater + "\",\"claimToken\":\"x\"}]}",
                 otherQueueItem(only("worker", 200), 200)),

@@ -1,0 +1,55 @@
+package dev.claimq.api;
+
+import io.quarkus.smallrye.openapi.OpenApiFilter;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.eclipse.microprofile.openapi.OASFactory;
+import org.eclipse.microprofile.openapi.OASFilter;
+import org.eclipse.microprofile.openapi.models.OpenAPI;
+import org.eclipse.microprofile.openapi.models.PathItem;
+import org.eclipse.microprofile.openapi.models.responses.APIResponse;
+import org.eclipse.microprofile.openapi.models.responses.APIResponses;
+
+/**
+ * Finishes the OpenAPI document at build time. Every /v1 operation can answer 401, 403, 406, 500
+ * and 503 the same way, so they are added here once rather than on each operation. Responses are
+ * then listed success first: client generators take the Accept header from the first one, and a
+ * client that asked only for problem+json would be refused with a 406.
+ */
+@OpenApiFilter(OpenApiFilter.RunStage.BUILD)
+public class ContractFilter implements OASFilter {
+  private static final Map<String, String> SHARED =
+      Map.of(
+          "401", "Unauthorized",
+          "403", "Forbidden",
+          "406", "NotAcceptable",
+          "500", "ServerError",
+          "503", "Unavailable");
+
+  @Override
+  public void filterOpenAPI(OpenAPI openAPI) {
+    for (Map.Entry<String, PathItem> path : openAPI.getPaths().getPathItems().entrySet()) {
+      if (!path.getKey().startsWith("/v1/")) {
+        continue;
+      }
+      for (var operation : path.getValue().getOperations().values()) {
+        APIResponses responses = operation.getResponses();
+        // In place of the bare 401 and 403 that the extension derives from @RolesAllowed.
+        SHARED.forEach(
+            (status, name) ->
+                responses.addAPIResponse(status, OASFactory.createAPIResponse().ref(name)));
+        Map<String, APIResponse> ordered = new LinkedHashMap<>();
+        responses.getAPIResponses().entrySet().stream()
+            .sorted(Map.Entry.comparingByKey(Comparator.comparing(ContractFilter::rank)))
+            .forEach(entry -> ordered.put(entry.getKey(), entry.getValue()));
+        responses.setAPIResponses(ordered);
+      }
+    }
+  }
+
+  /** 2xx first, then the rest by status. */
+  private static String rank(String status) {
+    return (status.startsWith("2") ? "0" : "1") + status;
+  }
+}
