@@ -1,0 +1,197 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.config.ClaimqConfig;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.quarkus.runtime.configuration.MemorySize;
+import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.vertx.core.VertxException;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Provider;
+import jakarta.inject.Singleton;
+import java.util.Map;
+import java.util.Optional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+/** Gives broken HTTP framing a problem+json answer, not a bare status or an ERROR log. */
+@Singleton
+public class HttpFraming {
+  private static final Logger LOG = Logger.getLogger(HttpFraming.class);
+
+  // What Vert.x's decoder refuses itself it answers with a bare status, and Quarkus 3.33 offers no
+  // hook into that answer (Vert.x's invalidRequestHandler is out of reach). So the decoder's limits
+  // on the request line and headers are raised (application.properties) and the limits clients
+  // meet are enforced here, on the parsed request, before any other route. Past the decoder's
+  // limits, and for a head it cannot parse at all (a broken request line, header syntax or
+  // Content-Length), Vert.x still answers a bare 400, 414 or 431 and closes the connection: the
+  // right status, logged at no level, but without a body.
+
+  /** The longest request line (method, target and version) served: Vert.x's own default. */
+  static final int REQUEST_LINE_BYTES = 4096;
+
+  /** The most header bytes (names, values and separators) served: Quarkus' own default. */
+  static final int HEADER_BYTES = 20 * 1024;
+
+  /** Before Quarkus' own check of a declared body size, which answers a bare 413. */
+  private static final int ORDER = RouteConstants.ROUTE_ORDER_UPLOAD_LIMIT - 1;
+
+  private final ObjectMapper json;
+  private final Provider<ClaimqConfig> config; // not yet readable when the router is built
+  private final long hardCap;
+
+  HttpFraming(
+      ObjectMapper json,
+      Provider<ClaimqConfig> config,
+      @ConfigProperty(name = "quarkus.http.limits.max-body-size") Optional<MemorySize> hardCap) {
+    this.json = json;
+    this.config = config;
+    this.hardCap = hardCap.map(MemorySize::asLongValue).orElse(Long.MAX_VALUE);
+  }
+
+  void install(@Observes Router router) {
+    router.route().order(ORDER).handler(this::check);
+    router.route().order(ORDER).failureHandler(this::failed);
+  }
+
+  /** Refuses a request whose head is over the limits. */
+  private void check(RoutingContext context) {
+    HttpServerRequest request = context.request();
+    if (requestLineBytes(request) > REQUEST_LINE_BYTES) {
+      answer(
+          context,
+          414,
+          "request-line-too-long",
+          "Request line too long",
+          "The request line (method, path and query) is longer than "
+              + REQUEST_LINE_BYTES
+              + " bytes. Send long data in the body, not in the URL.");
+    } else if (headerBytes(request) > HEADER_BYTES) {
+      answer(
+          context,
+          431,
+          "headers-too-large",
+          "Request headers too large",
+          "The request headers are larger than " + HEADER_BYTES + " bytes in all.");
+    } else if (request.version() != HttpVersion.HTTP_2
+        && request.headers().getAll(HttpHeaders.HOST).size() > 1) {
+      answerBadHost(context, "The request carries more than one Host header; send exactly one.");
+    } else if (declaredLength(request) > hardCap) {
+      answerTooLarge(context);
+    } else {
+      context.next();
+    }
+  }
+
+  /**
+   * Client errors that Vert.x raises before any route runs (no or a bad Host, a path without '/').
+   */
+  private void failed(RoutingContext context) {
+    int status = context.statusCode();
+    Throwable failure = context.failure();
+    boolean fromVertx = failure == null || failure instanceof VertxException;
+    if (status < 400 || status >= 500 || !fromVertx || context.response().headWritten()) {
+      context.next(); // the service's own failures: Quarkus logs and answers them
+      return;
+    }
+    HttpServerRequest request = context.request();
+    if (status == 400 && request.authority() == null) {
+      answerBadHost(
+          context,
+          request.headers().contains(HttpHeaders.HOST)
+              ? "The Host header is not a valid host[:port]."
+              : "An HTTP/1.1 request must carry a Host header.");
+    } else if (status == 404) {
+      answer(
+          context,
+          404,
+          "about:blank",
+          "Not Found",
+          "There is no such resource; see /q/swagger-ui for the API.");
+    } else if (status == 413) {
+      answerTooLarge(context);
+    } else {
+      String reason = HttpResponseStatus.valueOf(status).reasonPhrase();
+      answer(context, status, "about:blank", reason, reason + ".");
+    }
+  }
+
+  private void answerBadHost(RoutingContext context, String detail) {
+    answer(context, 400, "invalid-host", "Missing or invalid Host", detail);
+  }
+
+  private void answerTooLarge(RoutingContext context) {
+    long limit = Math.min(config.get().limits().bodyBytes(), hardCap);
+    answer(
+        context,
+        413,
+        "too-large",
+        "Request too large",
+        "The request body is larger than " + limit + " bytes.");
+  }
+
+  /**
+   * Sends the problem and closes the connection: what is left of the request (its body) cannot be
+   * read as the next request.
+   */
+  private void answer(
+      RoutingContext context, int status, String slug, String title, String detail) {
+    LOG.debugf("%d %s: %s", status, title, detail);
+    HttpServerRequest request = context.request();
+    HttpServerResponse response = context.response();
+    boolean http1 = request.version() != HttpVersion.HTTP_2;
+    response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE);
+    if (http1) {
+      response.putHeader(HttpHeaders.CONNECTION, "close");
+    }
+    response.end(Buffer.buffer(body(problem(status, slug, title, detail))));
+    if (http1) {
+      request.connection().close();
+    }
+  }
+
+  private byte[] body(Problem problem) {
+    try {
+      return json.writeValueAsBytes(problem);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e); // a record of strings and an int always serializes
+    }
+  }
+
+  static Problem problem(int status, String slug, String title, String detail) {
+    String type = "about:blank".equals(slug) ? slug : ProblemMappers.TYPE_BASE + slug;
+    return new Problem(type, title, status, detail, null);
+  }
+
+  private static int requestLineBytes(HttpServerRequest request) {
+    if (request.version() == HttpVersion.HTTP_2) {
+      return 0; // no request line; its pseudo-headers count as headers
+    }
+    return request.method().name().length() + 1 + request.uri().length() + 1 + "HTTP/1.1".length();
+  }
+
+  private static int headerBytes(HttpServerRequest request) {
+    int bytes = 0;
+    for (Map.Entry<String, String> header : request.headers()) {
+      bytes += header.getKey().length() + ": ".length() + header.getValue().length() + 2;
+    }
+    return bytes;
+  }
+
+  private static long declaredLength(HttpServerRequest request) {
+    String declared = request.getHeader(HttpHeaders.CONTENT_LENGTH);
+    try {
+      return declared == null ? -1 : Long.parseLong(declared.strip());
+    } catch (NumberFormatException e) {
+      return -1; // the decoder refuses a malformed Content-Length itself
+    }
+  }
+}
