@@ -152,6 +152,24 @@ class RawHttpTest {
     assertProblem(response, 400);
   }
 
+  @Test
+  void a_malformed_chunk_size_gets_a_problem_400() throws Exception {
+    // The bad chunk comes once the service is reading the body, as from a client that streams.
+    Raw response =
+        send(
+            "POST /v1/queues/raw/items HTTP/1.1\r\n"
+                + "Host: localhost\r\n"
+                + AUTH
+                + "Content-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\n"
+                + "\r\n"
+                + "5\r\n"
+                + "{\"ded\r\n",
+            "zz\r\n" + "upeKey\": \"raw-2\", \"payload\": 1}\r\n" + "0\r\n\r\n");
+
+    assertProblem(response, 400);
+  }
+
   private void assertProblem(Raw response, int status) throws Exception {
     assertThat(response.statusLine()).startsWith("HTTP/1.1 " + status + " ");
     assertThat(response.header("content-type")).startsWith("application/problem+json");
