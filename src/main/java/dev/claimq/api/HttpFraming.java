@@ -1,0 +1,323 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.config.ClaimqConfig;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.quarkus.runtime.configuration.MemorySize;
+import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.vertx.core.VertxException;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Provider;
+import jakarta.inject.Singleton;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Map;
+import java.util.Optional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.RestResponse;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import org.jboss.resteasy.reactive.server.ServerRequestFilter;
+
+/** Gives broken HTTP framing a problem+json answer, not a bare status or an ERROR log. */
+@Singleton
+public class HttpFraming {
+  private static final Logger LOG = Logger.getLogger(HttpFraming.class);
+
+  // What Vert.x's decoder refuses itself it answers with a bare status, and Quarkus 3.33 offers no
+  // hook into that answer (Vert.x's invalidRequestHandler is out of reach). So the decoder's limits
+  // on the request line and headers are raised (application.properties) and the limits clients
+  // meet are enforced here, on the parsed request, before any other route. Past the decoder's
+  // limits, and for a head it cannot parse at all (a broken request line, header syntax or
+  // Content-Length), Vert.x still answers a bare 400, 414 or 431 and closes the connection: the
+  // right status, logged at no level, but without a body.
+
+  /** The longest request line (method, target and version) served: Vert.x's own default. */
+  static final int REQUEST_LINE_BYTES = 4096;
+
+  /** The most header bytes (names, values and separators) served: Quarkus' own default. */
+  static final int HEADER_BYTES = 20 * 1024;
+
+  /** Before Quarkus' own check of a declared body size, which answers a bare 413. */
+  private static final int ORDER = RouteConstants.ROUTE_ORDER_UPLOAD_LIMIT - 1;
+
+  /** Marks a request answered here, whatever the rest of the service then tries. */
+  private static final String ANSWERED = HttpFraming.class.getName() + ".answered";
+
+  private final ObjectMapper json;
+  private final Provider<ClaimqConfig> config; // not yet readable when the router is built
+  private final long hardCap;
+
+  HttpFraming(
+      ObjectMapper json,
+      Provider<ClaimqConfig> config,
+      @ConfigProperty(name = "quarkus.http.limits.max-body-size") Optional<MemorySize> hardCap) {
+    this.json = json;
+    this.config = config;
+    this.hardCap = hardCap.map(MemorySize::asLongValue).orElse(Long.MAX_VALUE);
+  }
+
+  void install(@Observes Router router) {
+    router.route().order(ORDER).handler(this::check);
+    router.route().order(ORDER).failureHandler(this::failed);
+  }
+
+  /**
+   * Refuses a request whose head is over the limits, and watches a chunked body for bad framing.
+   */
+  private void check(RoutingContext context) {
+    HttpServerRequest request = context.request();
+    if (requestLineBytes(request) > REQUEST_LINE_BYTES) {
+      answer(
+          context,
+          414,
+          "request-line-too-long",
+          "Request line too long",
+          "The request line (method, path and query) is longer than "
+              + REQUEST_LINE_BYTES
+              + " bytes. Send long data in the body, not in the URL.");
+    } else if (headerBytes(request) > HEADER_BYTES) {
+      answer(
+          context,
+          431,
+          "headers-too-large",
+          "Request headers too large",
+          "The request headers are larger than " + HEADER_BYTES + " bytes in all.");
+    } else if (request.version() != HttpVersion.HTTP_2
+        && request.headers().getAll(HttpHeaders.HOST).size() > 1) {
+      answerBadHost(context, "The request carries more than one Host header; send exactly one.");
+    } else if (declaredLength(request) > hardCap) {
+      answerTooLarge(context);
+    } else {
+      if (request.headers().contains(HttpHeaders.TRANSFER_ENCODING)) {
+        watchChunks(context);
+      }
+      context.next();
+    }
+  }
+
+  /**
+   * When a chunk of the body is malformed (a bad chunk size, no CRLF after a chunk), Vert.x tells
+   * the response, then closes the connection at once: the answer is written and flushed here,
+   * before that close.
+   */
+  private void watchChunks(RoutingContext context) {
+    HttpServerResponse response = context.response();
+    response.exceptionHandler(
+        cause -> {
+          if (isBrokenFraming(cause) && !response.headWritten()) {
+            answer(
+                context,
+                400,
+                "malformed-chunk",
+                "Malformed chunked body",
+                malformedChunkDetail(cause) + ".");
+          }
+        });
+  }
+
+  /**
+   * Client errors that Vert.x raises before any route runs (no or a bad Host, a path without '/'),
+   * and the resource's late attempt to answer a request already answered here.
+   */
+  private void failed(RoutingContext context) {
+    int status = context.statusCode();
+    Throwable failure = context.failure();
+    if (context.get(ANSWERED) != null && context.response().ended()) {
+      LOG.debugf("already answered %s: %s", context.request().path(), String.valueOf(failure));
+      return;
+    }
+    boolean fromVertx = failure == null || failure instanceof VertxException;
+    if (status < 400 || status >= 500 || !fromVertx || context.response().headWritten()) {
+      context.next(); // the service's own failures: Quarkus logs and answers them
+      return;
+    }
+    HttpServerRequest request = context.request();
+    if (status == 400 && request.authority() == null) {
+      answerBadHost(
+          context,
+          request.headers().contains(HttpHeaders.HOST)
+              ? "The Host header is not a valid host[:port]."
+              : "An HTTP/1.1 request must carry a Host header.");
+    } else if (status == 404) {
+      answer(
+          context,
+          404,
+          "about:blank",
+          "Not Found",
+          "There is no such resource; see /q/swagger-ui for the API.");
+    } else if (status == 413) {
+      answerTooLarge(context);
+    } else {
+      String reason = HttpResponseStatus.valueOf(status).reasonPhrase();
+      answer(context, status, "about:blank", reason, reason + ".");
+    }
+  }
+
+  private void answerBadHost(RoutingContext context, String detail) {
+    answer(context, 400, "invalid-host", "Missing or invalid Host", detail);
+  }
+
+  private void answerTooLarge(RoutingContext context) {
+    long limit = Math.min(config.get().limits().bodyBytes(), hardCap);
+    answer(
+        context,
+        413,
+        "too-large",
+        "Request too large",
+        "The request body is larger than " + limit + " bytes.");
+  }
+
+  /**
+   * Sends the problem and closes the connection: what is left of the request (its body, a broken
+   * chunk) cannot be read as the next request.
+   */
+  private void answer(
+      RoutingContext context, int status, String slug, String title, String detail) {
+    LOG.debugf("%d %s: %s", status, title, detail);
+    context.put(ANSWERED, Boolean.TRUE);
+    HttpServerRequest request = context.request();
+    HttpServerResponse response = context.response();
+    boolean http1 = request.version() != HttpVersion.HTTP_2;
+    response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE);
+    if (http1) {
+      response.putHeader(HttpHeaders.CONNECTION, "close");
+    }
+    response.end(Buffer.buffer(body(problem(status, slug, title, detail))));
+    if (http1) {
+      // Closing flushes what was written: while Vert.x is reading, an answer waits for the read to
+      // end, and a connection Vert.x itself closes next would drop it.
+      request.connection().close();
+    }
+  }
+
+  private byte[] body(Problem problem) {
+    try {
+      return json.writeValueAsBytes(problem);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e); // a record of strings and an int always serializes
+    }
+  }
+
+  static Problem problem(int status, String slug, String title, String detail) {
+    String type = "about:blank".equals(slug) ? slug : ProblemMappers.TYPE_BASE + slug;
+    return new Problem(type, title, status, detail, null);
+  }
+
+  private static int requestLineBytes(HttpServerRequest request) {
+    if (request.version() == HttpVersion.HTTP_2) {
+      return 0; // no request line; its pseudo-headers count as headers
+    }
+    return request.method().name().length() + 1 + request.uri().length() + 1 + "HTTP/1.1".length();
+  }
+
+  private static int headerBytes(HttpServerRequest request) {
+    int bytes = 0;
+    for (Map.Entry<String, String> header : request.headers()) {
+      bytes += header.getKey().length() + ": ".length() + header.getValue().length() + 2;
+    }
+    return bytes;
+  }
+
+  private static long declaredLength(HttpServerRequest request) {
+    String declared = request.getHeader(HttpHeaders.CONTENT_LENGTH);
+    try {
+      return declared == null ? -1 : Long.parseLong(declared.strip());
+    } catch (NumberFormatException e) {
+      return -1; // the decoder refuses a malformed Content-Length itself
+    }
+  }
+
+  /**
+   * True when the HTTP decoder refused the body's framing (its errors are the root cause), as
+   * opposed to the connection closing or failing, which is the client leaving.
+   */
+  static boolean isBrokenFraming(Throwable error) {
+    Throwable root = root(error);
+    return root instanceof DecoderException || root instanceof IllegalArgumentException;
+  }
+
+  /** The decoder's own words (e.g. "Invalid character in chunk size"), never a class name. */
+  private static String malformedChunkDetail(Throwable error) {
+    String words = root(error).getMessage();
+    return "The chunked request body is malformed"
+        + (words == null || words.isBlank() ? "" : " (" + words + ")");
+  }
+
+  private static Throwable root(Throwable error) {
+    Throwable root = error;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root;
+  }
+
+  /**
+   * A resource reading a chunked body meets the same broken framing as an IOException, which would
+   * reach the catch-all mapper and be logged as the service's own error; here it gets its own type.
+   */
+  @ServerRequestFilter
+  public void watchChunkedEntity(ContainerRequestContext request) {
+    if (request.getHeaderString("Transfer-Encoding") != null && request.hasEntity()) {
+      request.setEntityStream(new FramingAware(request.getEntityStream()));
+    }
+  }
+
+  @ServerExceptionMapper
+  public RestResponse<Problem> brokenFraming(BrokenFramingException e) {
+    // Normally already answered by watchChunks, on a connection now closed: this keeps it quiet.
+    LOG.debugf("400 Malformed chunked body: %s", e.getMessage());
+    return RestResponse.ResponseBuilder.<Problem>create(400)
+        .entity(problem(400, "malformed-chunk", "Malformed chunked body", e.getMessage() + "."))
+        .type(Problem.MEDIA_TYPE)
+        .build();
+  }
+
+  /** A body the decoder could not unframe; an IOException, so that readers pass it on as it is. */
+  static final class BrokenFramingException extends IOException {
+    BrokenFramingException(IOException cause) {
+      super(malformedChunkDetail(cause), cause);
+    }
+  }
+
+  private static final class FramingAware extends FilterInputStream {
+    FramingAware(InputStream in) {
+      super(in);
+    }
+
+    @Override
+    public int read() throws IOException {
+      try {
+        return super.read();
+      } catch (IOException e) {
+        throw translated(e);
+      }
+    }
+
+    @Override
+    public int read(byte[] buffer, int offset, int length) throws IOException {
+      try {
+        return super.read(buffer, offset, length);
+      } catch (IOException e) {
+        throw translated(e);
+      }
+    }
+
+    private static IOException translated(IOException e) {
+      return isBrokenFraming(e) && !(e instanceof BrokenFramingException)
+          ? new BrokenFramingException(e)
+          : e;
+    }
+  }
+}

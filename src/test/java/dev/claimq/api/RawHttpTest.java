@@ -1,0 +1,260 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.DefaultApiKey;
+import dev.claimq.LogCapture;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.logging.Level;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Requests that no HTTP client library would send, written byte by byte on a socket: each broken
+ * one must still be answered with a problem+json whose status is the HTTP status, and none may be
+ * logged as the service's own error.
+ */
+@QuarkusTest
+class RawHttpTest {
+  private static final String AUTH = "Authorization: Bearer " + DefaultApiKey.ADMIN + "\r\n";
+  private final ObjectMapper json = new ObjectMapper();
+
+  @TestHTTPResource("/")
+  URL base;
+
+  private LogCapture logs;
+
+  @BeforeEach
+  void captureLogs() {
+    logs = LogCapture.start(Level.INFO);
+  }
+
+  @AfterEach
+  void releaseLogs() {
+    logs.close();
+  }
+
+  @Test
+  void a_correct_chunked_post_is_accepted() throws Exception {
+    String body = "{\"dedupeKey\": \"raw-1\", \"payload\": {\"to\": \"ada@example.com\"}}";
+    String half = body.substring(0, 20);
+    String rest = body.substring(20);
+    Raw response =
+        send(
+            "POST /v1/queues/"
+                + uniqueQueue("raw")
+                + "/items HTTP/1.1\r\n"
+                + "Host: localhost\r\n"
+                + AUTH
+                + "Content-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\n"
+                + "Connection: close\r\n"
+                + "\r\n"
+                + Integer.toHexString(half.length())
+                + "\r\n"
+                + half
+                + "\r\n"
+                + Integer.toHexString(rest.length())
+                + "\r\n"
+                + rest
+                + "\r\n"
+                + "0\r\n\r\n");
+
+    assertThat(response.statusLine()).startsWith("HTTP/1.1 201 ");
+    assertThat(response.header("content-type")).startsWith("application/json");
+    assertThat(json.readTree(response.body()).path("dedupeKey").asText()).isEqualTo("raw-1");
+    assertNoErrorLogged();
+  }
+
+  @Test
+  void a_content_length_over_the_hard_cap_gets_a_problem_413() throws Exception {
+    // Only the head: the answer must not wait for a body it will refuse.
+    Raw response =
+        send(
+            "POST /v1/queues/raw/items HTTP/1.1\r\n"
+                + "Host: localhost\r\n"
+                + AUTH
+                + "Content-Type: application/json\r\n"
+                + "Content-Length: "
+                + 5 * 1024 * 1024
+                + "\r\n"
+                + "\r\n");
+
+    assertProblem(response, 413);
+  }
+
+  @Test
+  void a_content_length_over_the_body_limit_but_under_the_hard_cap_gets_a_problem_413()
+      throws Exception {
+    Raw response =
+        send(
+            "POST /v1/queues/raw/items HTTP/1.1\r\n"
+                + "Host: localhost\r\n"
+                + AUTH
+                + "Content-Type: application/json\r\n"
+                + "Content-Length: "
+                + 2 * 1024 * 1024
+                + "\r\n"
+                + "\r\n");
+
+    assertProblem(response, 413);
+  }
+
+  @Test
+  void a_request_line_over_the_limit_gets_a_problem_414() throws Exception {
+    Raw response =
+        send(
+            "GET /v1/queues/"
+                + "q".repeat(5000)
+                + "/stats HTTP/1.1\r\n"
+                + "Host: localhost\r\n"
+                + AUTH
+                + "\r\n");
+
+    assertProblem(response, 414);
+  }
+
+  @Test
+  void a_header_over_the_limit_gets_a_problem_431() throws Exception {
+    Raw response =
+        send(
+            "GET /v1/queues HTTP/1.1\r\n"
+                + "Host: localhost\r\n"
+                + AUTH
+                + "X-Padding: "
+                + "p".repeat(40_000)
+                + "\r\n"
+                + "\r\n");
+
+    assertProblem(response, 431);
+  }
+
+  @Test
+  void a_request_without_host_gets_a_problem_400() throws Exception {
+    Raw response = send("GET /v1/queues HTTP/1.1\r\n" + AUTH + "\r\n");
+
+    assertProblem(response, 400);
+  }
+
+  @Test
+  void a_malformed_chunk_size_gets_a_problem_400() throws Exception {
+    // The bad chunk comes once the service is reading the body, as from a client that streams.
+    Raw response =
+        send(
+            "POST /v1/queues/raw/items HTTP/1.1\r\n"
+                + "Host: localhost\r\n"
+                + AUTH
+                + "Content-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\n"
+                + "\r\n"
+                + "5\r\n"
+                + "{\"ded\r\n",
+            "zz\r\n" + "upeKey\": \"raw-2\", \"payload\": 1}\r\n" + "0\r\n\r\n");
+
+    assertProblem(response, 400);
+  }
+
+  private void assertProblem(Raw response, int status) throws Exception {
+    assertThat(response.statusLine()).startsWith("HTTP/1.1 " + status + " ");
+    assertThat(response.header("content-type")).startsWith("application/problem+json");
+    JsonNode problem = json.readTree(response.body());
+    assertThat(problem.path("status").asInt()).as("status in the body").isEqualTo(status);
+    assertThat(problem.path("detail").asText()).as("detail").isNotBlank();
+    assertThat(problem.path("type").asText()).as("type").isNotBlank();
+    assertThat(response.body())
+        .as("no Java in the body")
+        .doesNotContainPattern("\\b[a-z]+\\.[a-z]+\\.[A-Za-z.]*[A-Z]\\w*")
+        .doesNotContain("Exception")
+        .doesNotContain("\tat ");
+    assertNoErrorLogged();
+  }
+
+  /** Some failures are logged as the connection closes, just after the answer: give them time. */
+  private void assertNoErrorLogged() throws InterruptedException {
+    Thread.sleep(300);
+    assertThat(logs.errors()).as("ERROR records").isEmpty();
+  }
+
+  /**
+   * Writes the request as it is, each later part after a pause, then reads one response (until its
+   * end or the server's close).
+   */
+  private Raw send(String request, String... later) throws IOException, InterruptedException {
+    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(10_000);
+      OutputStream out = socket.getOutputStream();
+      try {
+        out.write(request.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        for (String part : later) {
+          Thread.sleep(300);
+          out.write(part.getBytes(StandardCharsets.ISO_8859_1));
+          out.flush();
+        }
+      } catch (SocketException refusedMidway) {
+        // The server may answer and close before it has read everything; read what it said.
+      }
+      return read(socket.getInputStream());
+    }
+  }
+
+  private static Raw read(InputStream in) throws IOException {
+    String statusLine = line(in);
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (String header = line(in); !header.isEmpty(); header = line(in)) {
+      int colon = header.indexOf(':');
+      headers.put(
+          header.substring(0, colon).strip().toLowerCase(Locale.ROOT),
+          header.substring(colon + 1).strip());
+    }
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    if (headers.containsKey("content-length")) {
+      body.write(in.readNBytes(Integer.parseInt(headers.get("content-length"))));
+    } else if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
+      for (int size = Integer.parseInt(line(in).strip(), 16);
+          size > 0;
+          size = Integer.parseInt(line(in).strip(), 16)) {
+        body.write(in.readNBytes(size));
+        line(in);
+      }
+    } else {
+      body.write(in.readAllBytes());
+    }
+    return new Raw(statusLine, headers, body.toString(StandardCharsets.UTF_8));
+  }
+
+  private static String line(InputStream in) throws IOException {
+    StringBuilder line = new StringBuilder();
+    for (int b = in.read(); b != '\n'; b = in.read()) {
+      if (b < 0) {
+        return line.toString(); // the server closed the connection
+      }
+      if (b != '\r') {
+        line.append((char) b);
+      }
+    }
+    return line.toString();
+  }
+
+  private record Raw(String statusLine, Map<String, String> headers, String body) {
+    String header(String name) {
+      return headers.getOrDefault(name, "");
+    }
+  }
+}
