@@ -17,10 +17,10 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Checks every request body as it is read, chunked or not: it stops at claimq.limits.body-bytes
- * (413), and refuses bytes that are not UTF-8 (400). Jackson's own decoder lets some through, the
- * overlong C0 80 for one, which it reads as NUL. This runs where the body is read, not in a request
- * filter, so that a chunked body on a non-blocking endpoint (the claims) is never read on the I/O
- * thread.
+ * (413), refuses bytes that are not UTF-8 (400), and tells a broken chunk (400, see HttpFraming)
+ * from the service's own failures. Jackson's own decoder lets some through, the overlong C0 80 for
+ * one, which it reads as NUL. This runs where the body is read, not in a request filter, so that a
+ * chunked body on a non-blocking endpoint (the claims) is never read on the I/O thread.
  */
 @Provider
 public class CheckedBody implements ReaderInterceptor {
@@ -65,7 +65,12 @@ public class CheckedBody implements ReaderInterceptor {
 
     @Override
     public int read(byte[] buffer, int offset, int length) throws IOException {
-      int n = super.read(buffer, offset, length);
+      int n;
+      try {
+        n = super.read(buffer, offset, length);
+      } catch (IOException e) {
+        throw HttpFraming.translated(e); // a broken chunk is the client's, not the service's
+      }
       if (n < 0) {
         end();
       } else {

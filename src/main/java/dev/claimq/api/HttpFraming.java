@@ -18,17 +18,13 @@ import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Provider;
 import jakarta.inject.Singleton;
-import jakarta.ws.rs.container.ContainerRequestContext;
-import java.io.FilterInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.Map;
 import java.util.Optional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.RestResponse;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
-import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /** Gives broken HTTP framing a problem+json answer, not a bare status or an ERROR log. */
 @Singleton
@@ -263,17 +259,6 @@ public class HttpFraming {
     return root;
   }
 
-  /**
-   * A resource reading a chunked body meets the same broken framing as an IOException, which would
-   * reach the catch-all mapper and be logged as the service's own error; here it gets its own type.
-   */
-  @ServerRequestFilter
-  public void watchChunkedEntity(ContainerRequestContext request) {
-    if (request.getHeaderString("Transfer-Encoding") != null && request.hasEntity()) {
-      request.setEntityStream(new FramingAware(request.getEntityStream()));
-    }
-  }
-
   @ServerExceptionMapper
   public RestResponse<Problem> brokenFraming(BrokenFramingException e) {
     // Normally already answered by watchChunks, on a connection now closed: this keeps it quiet.
@@ -284,40 +269,20 @@ public class HttpFraming {
         .build();
   }
 
-  /** A body the decoder could not unframe; an IOException, so that readers pass it on as it is. */
+  /**
+   * A body the decoder could not unframe, as a resource reading it meets it (see CheckedBody); an
+   * IOException, so that readers pass it on as it is.
+   */
   static final class BrokenFramingException extends IOException {
     BrokenFramingException(IOException cause) {
       super(malformedChunkDetail(cause), cause);
     }
   }
 
-  private static final class FramingAware extends FilterInputStream {
-    FramingAware(InputStream in) {
-      super(in);
-    }
-
-    @Override
-    public int read() throws IOException {
-      try {
-        return super.read();
-      } catch (IOException e) {
-        throw translated(e);
-      }
-    }
-
-    @Override
-    public int read(byte[] buffer, int offset, int length) throws IOException {
-      try {
-        return super.read(buffer, offset, length);
-      } catch (IOException e) {
-        throw translated(e);
-      }
-    }
-
-    private static IOException translated(IOException e) {
-      return isBrokenFraming(e) && !(e instanceof BrokenFramingException)
-          ? new BrokenFramingException(e)
-          : e;
-    }
+  /** A reading error as it is, or as a BrokenFramingException when the framing broke. */
+  static IOException translated(IOException e) {
+    return isBrokenFraming(e) && !(e instanceof BrokenFramingException)
+        ? new BrokenFramingException(e)
+        : e;
   }
 }
