@@ -2,11 +2,11 @@ package dev.claimq.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.file.Files;
+import dev.claimq.Processes;
+import dev.claimq.Processes.Result;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -21,10 +21,7 @@ class OpenApiLintTest {
 
   @BeforeAll
   static void install() throws Exception {
-    if (!Files.isDirectory(LINT.resolve("node_modules"))) {
-      Result ci = run(List.of("npm", "ci", "--no-audit", "--no-fund"), 300);
-      assertThat(ci.exit()).as("npm ci in openapi/lint:\n" + ci.output()).isZero();
-    }
+    Processes.npmCi(LINT);
   }
 
   @Test
@@ -39,8 +36,7 @@ class OpenApiLintTest {
                 "--fail-severity=warn",
                 "--ruleset",
                 ".spectral.yaml",
-                "../openapi.yaml"),
-            120);
+                "../openapi.yaml"));
     assertThat(spectral.exit()).as(spectral.output()).isZero();
     assertThat(spectral.output()).contains("No results with a severity of 'warn' or higher");
   }
@@ -58,8 +54,7 @@ class OpenApiLintTest {
                 "redocly.yaml",
                 "--max-problems",
                 "100",
-                "../openapi.yaml"),
-            120);
+                "../openapi.yaml"));
     assertThat(redocly.exit()).as(redocly.output()).isZero();
     assertThat(redocly.output())
         .contains("Your API description is valid")
@@ -67,23 +62,7 @@ class OpenApiLintTest {
         .doesNotContain("You have");
   }
 
-  private record Result(int exit, String output) {}
-
-  private static Result run(List<String> command, int timeoutSeconds)
-      throws IOException, InterruptedException {
-    Path output = Files.createTempFile("lint", ".txt");
-    Process process =
-        new ProcessBuilder(command)
-            .directory(LINT.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(output.toFile())
-            .start();
-    if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      throw new AssertionError(String.join(" ", command) + " took over " + timeoutSeconds + " s");
-    }
-    String text = Files.readString(output);
-    Files.delete(output);
-    return new Result(process.exitValue(), text);
+  private static Result run(List<String> command) throws Exception {
+    return Processes.run(command, LINT, Map.of(), 120);
   }
 }
