@@ -15,11 +15,14 @@ import dev.claimq.security.QueueNotAllowedException;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.Path;
 import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.Response;
+import java.lang.reflect.Method;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -209,11 +212,11 @@ public class ProblemMappers {
   }
 
   @ServerExceptionMapper
-  public RestResponse<Problem> forbidden(ForbiddenException e) {
+  public RestResponse<Problem> forbidden(ForbiddenException e, ResourceInfo resource) {
     String detail =
         e instanceof QueueNotAllowedException
             ? e.getMessage()
-            : "This API key does not have the role this endpoint needs.";
+            : "This API key does not have the role this endpoint needs (" + roles(resource) + ").";
     return problem(403, "forbidden", "Forbidden", detail, null);
   }
 
@@ -255,6 +258,13 @@ public class ProblemMappers {
             cause ->
                 cause instanceof io.vertx.core.http.HttpClosedException
                     || cause instanceof java.nio.channels.ClosedChannelException);
+  }
+
+  /** The roles that may call the resource method, as @RolesAllowed names them. */
+  private static String roles(ResourceInfo resource) {
+    Method method = resource == null ? null : resource.getResourceMethod();
+    RolesAllowed allowed = method == null ? null : method.getAnnotation(RolesAllowed.class);
+    return allowed == null ? "none" : String.join(" or ", allowed.value());
   }
 
   private static String rootMessage(Throwable e) {

@@ -219,6 +219,20 @@ class SecurityTest {
   }
 
   @Test
+  void a_403_for_a_missing_role_names_the_role_the_endpoint_needs() throws Exception {
+    HttpResponse<String> agentClaims =
+        send("POST", "/v1/queues/" + emptyQueue + "/claim", "{}", "Bearer dev-agent-key");
+    HttpResponse<String> workerLists = get("/v1/queues", "Bearer dev-worker-key");
+    HttpResponse<String> operatorReads = get("/v1/items/" + done, "Bearer dev-operator-key");
+
+    assertThat(PlainHttp.assertProblem(agentClaims, 403).path("detail").asText())
+        .endsWith("needs (worker).");
+    assertThat(PlainHttp.assertProblem(workerLists, 403).path("detail").asText())
+        .endsWith("needs (operator).");
+    assertThat(operatorReads.statusCode()).isEqualTo(200);
+  }
+
+  @Test
   void a_missing_or_unknown_key_is_a_401_problem_with_a_bearer_challenge() throws Exception {
     for (String authorization : new String[] {null, "Bearer nope", "Bearer ", "Token x"}) {
       HttpResponse<String> response = get("/v1/queues", authorization);
