@@ -83,6 +83,8 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+# A command that fails outside a check of its own says where, instead of ending the run silently.
+trap 'log "stopped: line $LINENO exited with status $?: $BASH_COMMAND"' ERR
 trap 'log interrupted; exit 130' INT TERM
 
 # ---- tools ------------------------------------------------------------------------------------
@@ -136,7 +138,12 @@ PG_VERSION=$(psql_ -d postgres -tAc 'SHOW server_version' | cut -d' ' -f1)
 JVM_VERSION=$(java -version 2>&1 | sed -n 2p)
 JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m"}
 NODE_VERSION=$(command -v node >/dev/null && node --version || echo none)
-PGBOSS_VERSION=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' bench/pgboss/node_modules/pg-boss/package.json 2>/dev/null | head -n 1)
+# Only when pg-boss runs: without it there is no package.json to read, and the failed read would
+# end the script here (set -e, pipefail) without a word.
+PGBOSS_VERSION=
+if [ "$PGBOSS" = 1 ]; then
+  PGBOSS_VERSION=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' bench/pgboss/node_modules/pg-boss/package.json | head -n 1)
+fi
 CLK_TCK=$(getconf CLK_TCK)
 PG_SETTINGS=$(psql_ -d postgres -tAc "SELECT string_agg(name || ' ' || current_setting(name), ', ' ORDER BY name)
   FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'max_wal_size', 'fsync')")
