@@ -1325,7 +1325,8 @@ final class HostileRequests {
   private Operation operation(String path, String method, JsonNode spec) {
     List<String> inPath = new ArrayList<>();
     Map<String, JsonNode> inQuery = new LinkedHashMap<>();
-    for (JsonNode parameter : spec.path("parameters")) {
+    for (JsonNode declared : spec.path("parameters")) {
+      JsonNode parameter = resolveParameter(declared);
       String name = parameter.path("name").asText();
       switch (parameter.path("in").asText()) {
         case "path" -> inPath.add(name);
@@ -1339,6 +1340,17 @@ final class HostileRequests {
     boolean required = spec.path("requestBody").path("required").asBoolean(false);
     List<Field> fields = body == null ? List.of() : fields(body, List.of());
     return new Operation(method, path, inPath, inQuery, body, required, fields);
+  }
+
+  /** A parameter, or the shared one (#/components/parameters/...) that it refers to. */
+  private JsonNode resolveParameter(JsonNode parameter) {
+    String ref = parameter.path("$ref").asText("");
+    return ref.isEmpty()
+        ? parameter
+        : document
+            .path("components")
+            .path("parameters")
+            .path(ref.substring(ref.lastIndexOf('/') + 1));
   }
 
   /** The fields of a body schema, and those of the entries of its arrays of objects. */

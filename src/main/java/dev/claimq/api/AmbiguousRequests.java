@@ -1,0 +1,57 @@
+package dev.claimq.api;
+
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.NotSupportedException;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ResourceInfo;
+import jakarta.ws.rs.core.MediaType;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.jboss.resteasy.reactive.server.ServerRequestFilter;
+
+/**
+ * Refuses a request whose meaning would be a guess, as a repeated JSON field is: a query parameter
+ * given twice (which one counts?), or a body without a Content-Type on an endpoint that reads only
+ * JSON. The claims, whose body is optional, take a bare POST as they always have.
+ */
+public class AmbiguousRequests {
+
+  @ServerRequestFilter
+  public void refuse(ContainerRequestContext request, ResourceInfo resource) {
+    for (Map.Entry<String, List<String>> parameter :
+        request.getUriInfo().getQueryParameters().entrySet()) {
+      if (parameter.getValue().size() > 1) {
+        throw new BadRequestException(
+            parameter.getKey(),
+            "The query parameter '"
+                + parameter.getKey()
+                + "' is given "
+                + parameter.getValue().size()
+                + " times: give it once.");
+      }
+    }
+    if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
+      throw new NotSupportedException();
+    }
+  }
+
+  private static boolean hasBody(ContainerRequestContext request) {
+    String length = request.getHeaderString("Content-Length");
+    return request.getHeaderString("Transfer-Encoding") != null
+        || length != null && !length.strip().equals("0");
+  }
+
+  private static boolean takesAnyType(ResourceInfo resource) {
+    Method method = resource == null ? null : resource.getResourceMethod();
+    if (method == null) {
+      return true;
+    }
+    Consumes consumes = method.getAnnotation(Consumes.class);
+    if (consumes == null) {
+      consumes = method.getDeclaringClass().getAnnotation(Consumes.class);
+    }
+    return consumes == null || Arrays.asList(consumes.value()).contains(MediaType.WILDCARD);
+  }
+}
