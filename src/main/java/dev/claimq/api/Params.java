@@ -135,7 +135,8 @@ final class Params {
       String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
       if (decoded.startsWith(CURSOR_PREFIX)) {
         String id = decoded.substring(CURSOR_PREFIX.length());
-        if (ID.matcher(id).matches()) {
+        // Only the exact text this service issued: another spelling of it (padding, say) is not.
+        if (ID.matcher(id).matches() && cursor(Long.parseLong(id)).equals(cursor)) {
           return Long.parseLong(id);
         }
       }

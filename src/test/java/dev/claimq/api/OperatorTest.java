@@ -28,6 +28,18 @@ import org.junit.jupiter.api.Test;
 class OperatorTest {
 
   @Test
+  void a_cursor_spelled_otherwise_than_it_was_issued_is_a_400() {
+    String issued = Params.cursor(1); // "before:1", 11 characters of base64url without padding
+    given().urlEncodingEnabled(false).get("/v1/items?cursor=" + issued).then().statusCode(200);
+
+    problem(
+            given().urlEncodingEnabled(false).get("/v1/items?cursor=" + issued + "%3D"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("cursor"));
+  }
+
+  @Test
   void list_pages_through_a_queue_newest_first_with_a_cursor() {
     String queue = uniqueQueue("pages");
     List<String> ids = new ArrayList<>();
