@@ -4,7 +4,10 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
 
-/** Every claimq knob, typed. Each one is also settable as an env var, e.g. CLAIMQ_LEASE_DEFAULT. */
+/**
+ * Every claimq knob, typed. Each one is also settable as an env var, e.g.
+ * CLAIMQ_LEASE_DEFAULT_DURATION.
+ */
 @ConfigMapping(prefix = "claimq")
 public interface ClaimqConfig {
 

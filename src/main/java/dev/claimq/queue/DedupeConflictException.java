@@ -2,8 +2,6 @@ package dev.claimq.queue;
 
 /** The (queue, dedupe key) already names an item whose payload differs from this one. */
 public class DedupeConflictException extends RuntimeException {
-  public final long existingId;
-
   public DedupeConflictException(String queue, String dedupeKey, long existingId) {
     super(
         "Queue '"
@@ -14,6 +12,5 @@ public class DedupeConflictException extends RuntimeException {
             + dedupeKey
             + "' and a different payload. A dedupe key names one piece of work: use a new key"
             + " for different work.");
-    this.existingId = existingId;
   }
 }

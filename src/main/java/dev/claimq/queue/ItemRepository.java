@@ -125,8 +125,7 @@ public class ItemRepository implements PanacheRepository<Item> {
       """);
 
   // For each entry (by its ord, its position from 1): the item that holds its key and whether the
-  // payloads
-  // are equal.
+  // payloads are equal.
   private static final Sql MATCH_BATCH =
       Sql.of(
           """

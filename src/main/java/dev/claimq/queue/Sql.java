@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  * statements are each complete on their own, so outside a transaction one runs in autocommit: one
  * statement, one transaction, without the ORM session and the JTA transaction manager, which cost
  * the service more CPU per call than PostgreSQL spends on the statement. Inside a transaction
- * (operators' calls, background jobs) the pool hands out the connection enlisted in it.
+ * (operators' calls) the pool hands out the connection enlisted in it.
  */
 final class Sql {
   // :name, but not the second colon of a :: cast. The repository's SQL has no :word in literals.
