@@ -32,15 +32,20 @@ import org.postgresql.PGNotification;
  * outside any enqueue transaction (a NOTIFY inside one would serialize every enqueue's commit), one
  * per queue for all the enqueues of those milliseconds. Items put back to pending are signalled by
  * a trigger (V2__notify_claimable.sql). The listener holds one connection of its own, outside the
- * pool, and reconnects if it drops. Signals can be lost (while it reconnects, or when an
- * announcement fails), so a fallback poll wakes one waiter per queue every
- * claimq.long-poll.fallback-interval as well.
+ * pool, checks that it still answers when it has been quiet for a while, and reconnects if it drops
+ * or stops answering. Signals can be lost (while it reconnects, or when an announcement fails), so
+ * a fallback poll wakes one waiter per queue every claimq.long-poll.fallback-interval as well.
  */
 @ApplicationScoped
 public class ClaimableListener {
   private static final Logger LOG = Logger.getLogger(ClaimableListener.class);
   // How long one wait for notifications lasts: also how long shutdown may wait for the thread.
   private static final int WAIT_MILLIS = 500;
+  // A connection that has heard nothing for this long is asked to answer: a half-open one (a
+  // network cut, a hung server) would otherwise deliver no notification, and raise no error, ever.
+  private static final long LIVENESS_MILLIS = 5_000;
+  // How long the server may take to answer that, or to accept a connection, before it is dropped.
+  private static final String TIMEOUT_SECONDS = "5";
   // Enqueues within this window share one announcement per queue.
   private static final long ANNOUNCE_DELAY_MILLIS = 5;
 
@@ -78,6 +83,10 @@ public class ClaimableListener {
     username.ifPresent(user -> credentials.setProperty("user", user));
     password.ifPresent(secret -> credentials.setProperty("password", secret));
     this.channel = "claimq." + config.schema();
+    credentials.setProperty("connectTimeout", TIMEOUT_SECONDS);
+    credentials.setProperty("socketTimeout", TIMEOUT_SECONDS);
+    credentials.setProperty("tcpKeepAlive", "true");
+    credentials.setProperty("ApplicationName", listenerName(channel));
   }
 
   void start(@Observes StartupEvent event) {
@@ -95,10 +104,8 @@ public class ClaimableListener {
     }
   }
 
-  /** After an enqueue commits: wake a claim parked here now, and tell the other instances. */
-  void onEnqueued(
-      @Observes(during = jakarta.enterprise.event.TransactionPhase.AFTER_SUCCESS)
-          ItemsEnqueued event) {
+  /** After an enqueue has committed: wake a claim parked here now, and tell the other instances. */
+  void onEnqueued(@Observes ItemsEnqueued event) {
     waiters.wakeOne(event.queue());
     toAnnounce.add(event.queue());
     if (announceScheduled.compareAndSet(false, true)) {
@@ -129,12 +136,19 @@ public class ClaimableListener {
         backoffMillis = 250;
         waiters.wakeOneOfEach(); // signals may have been missed while disconnected
         PGConnection postgres = connection.unwrap(PGConnection.class);
+        long heardAt = System.nanoTime();
         while (running) {
           PGNotification[] notifications = postgres.getNotifications(WAIT_MILLIS);
-          if (notifications != null) {
+          if (notifications != null && notifications.length > 0) {
+            heardAt = System.nanoTime();
             for (PGNotification notification : notifications) {
               wake(notification.getParameter());
             }
+          } else if (System.nanoTime() - heardAt > TimeUnit.MILLISECONDS.toNanos(LIVENESS_MILLIS)) {
+            try (Statement alive = connection.createStatement()) {
+              alive.execute("SELECT 1"); // throws within the socket timeout if nobody answers
+            }
+            heardAt = System.nanoTime();
           }
         }
       } catch (SQLException e) {
@@ -145,6 +159,11 @@ public class ClaimableListener {
         }
       }
     }
+  }
+
+  /** The listener's connection's application_name, by which an operator can find it. */
+  public static String listenerName(String channel) {
+    return "claimq-listener " + channel;
   }
 
   /** A notification is "queue" (from the trigger) or "queue tag" (from an instance). */

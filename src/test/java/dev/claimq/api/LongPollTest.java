@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.queue.ClaimWaiters;
+import dev.claimq.queue.ClaimableListener;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -20,6 +21,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,14 +32,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * Long-poll claims. The fallback poll is off here, so only PostgreSQL's NOTIFY can wake a parked
- * claim: a prompt answer proves the signal path. Latency figures are printed; the bound asserted is
- * loose on purpose (a loaded CI machine), but far below what polling alone could give.
+ * Long-poll claims. The fallback poll is off here, so only a signal can wake a parked claim: the
+ * enqueue's own, in this instance, and PostgreSQL's NOTIFY from another; a prompt answer proves the
+ * signal path. Latency figures are printed; the bound asserted is loose on purpose (a loaded CI
+ * machine), but far below what polling alone could give.
  */
 @QuarkusTest
 @TestProfile(LongPollTest.SignalOnly.class)
@@ -91,7 +96,71 @@ class LongPollTest {
     CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
     awaitParked(before + 1);
 
-    // What another instance does on enqueue: insert, commit, then announce on the channel.
+    enqueuedElsewhere(queue);
+
+    assertThat(parked.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void a_listener_whose_server_stops_answering_reconnects_and_hears_again() throws Exception {
+    String name = ClaimableListener.listenerName("claimq." + schema());
+    long stopped = listenerBackend(name, 0);
+    Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(stopped)).start();
+    Assumptions.assumeTrue(
+        stop.waitFor() == 0,
+        "this test pauses a PostgreSQL backend, which needs its owner or root");
+    try {
+      // The paused backend still holds its socket open, so the listener hears nothing and no
+      // error: only its liveness check notices (within 5 s, plus 5 s for the answer).
+      long replaced = listenerBackend(name, stopped);
+      assertThat(replaced).isNotEqualTo(stopped);
+
+      String queue = uniqueQueue("relisten");
+      int before = waiters.parked();
+      CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
+      awaitParked(before + 1);
+      enqueuedElsewhere(queue);
+      assertThat(parked.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    } finally {
+      new ProcessBuilder("kill", "-CONT", Long.toString(stopped)).start().waitFor();
+      try (Connection connection = dataSource.getConnection();
+          PreparedStatement terminate =
+              connection.prepareStatement("SELECT pg_terminate_backend(?)")) {
+        terminate.setInt(1, (int) stopped);
+        terminate.execute();
+      }
+    }
+  }
+
+  /** The pid of the listener's backend, once it is another than this one; waits up to 30 s. */
+  private long listenerBackend(String name, long other) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      try (Connection connection = dataSource.getConnection();
+          PreparedStatement find =
+              connection.prepareStatement(
+                  "SELECT pid FROM pg_stat_activity WHERE application_name = ? AND pid <> ?::int")) {
+        find.setString(1, name);
+        find.setLong(2, other);
+        try (ResultSet row = find.executeQuery()) {
+          if (row.next()) {
+            return row.getLong(1);
+          }
+        }
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("no listener connection other than " + other + " within 30 s");
+  }
+
+  private String schema() throws Exception {
+    try (Connection connection = dataSource.getConnection()) {
+      return connection.getSchema();
+    }
+  }
+
+  /** What another instance does on enqueue: insert, commit, then announce on the channel. */
+  private void enqueuedElsewhere(String queue) {
     QuarkusTransaction.requiringNew()
         .run(
             () ->
@@ -108,8 +177,6 @@ class LongPollTest {
                     .createNativeQuery("SELECT pg_notify('claimq.' || current_schema(), :queue)")
                     .setParameter("queue", queue)
                     .getSingleResult());
-
-    assertThat(parked.get(5, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
   }
 
   @Test
