@@ -76,6 +76,13 @@ public final class Api {
     return given().post("/v1/items/{id}/cancel", id);
   }
 
+  /** How long the claim in this answer lasts: from its updatedAt to its leaseExpiresAt. */
+  public static java.time.Duration leaseOf(Response response) {
+    return java.time.Duration.between(
+        java.time.Instant.parse(response.path("updatedAt")),
+        java.time.Instant.parse(response.path("leaseExpiresAt")));
+  }
+
   /** Asserts an RFC 9457 problem with this status and type suffix. */
   public static ValidatableResponse problem(Response response, int status, String type) {
     return response

@@ -5,6 +5,7 @@ import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.claimedNext;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.item;
+import static dev.claimq.Api.leaseOf;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,19 +14,15 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
 
+import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
@@ -49,10 +46,7 @@ class ClaimTest {
         .body("payload.n", equalTo(1));
     String token = claimed.path("claimToken");
     assertThat(token).hasSizeGreaterThanOrEqualTo(22); // at least 128 bits, base64
-    Duration lease =
-        Duration.between(
-            Instant.parse(claimed.path("updatedAt")),
-            Instant.parse(claimed.path("leaseExpiresAt")));
+    Duration lease = leaseOf(claimed);
     assertThat(lease).isEqualTo(Duration.ofSeconds(30));
     // The token is shown to the claimer only.
     item(id).then().body("claimToken", nullValue()).body("state", equalTo("sending"));
@@ -64,10 +58,7 @@ class ClaimTest {
     enqueued(queue, "k", 1);
     Response claimed = dev.claimq.Api.json().post("/v1/queues/{q}/claim", queue);
     claimed.then().statusCode(200);
-    Duration lease =
-        Duration.between(
-            Instant.parse(claimed.path("updatedAt")),
-            Instant.parse(claimed.path("leaseExpiresAt")));
+    Duration lease = leaseOf(claimed);
     assertThat(lease).isEqualTo(Duration.ofSeconds(60));
   }
 
@@ -175,40 +166,22 @@ class ClaimTest {
   @Test
   void sixteen_threads_claiming_one_item_get_exactly_one_200_and_fifteen_204s() throws Exception {
     String id = enqueued(uniqueQueue("race"), "contended", 1);
-    int workers = 16;
-    CountDownLatch start = new CountDownLatch(1);
-    ExecutorService pool = Executors.newFixedThreadPool(workers);
-    try {
-      List<Future<Response>> calls = new ArrayList<>();
-      for (int i = 0; i < workers; i++) {
-        String worker = "w" + i;
-        calls.add(
-            pool.submit(
-                () -> {
-                  start.await();
-                  return claim(id, Map.of("worker", worker));
-                }));
-      }
-      start.countDown();
-      List<Integer> statuses = new ArrayList<>();
-      String winner = null;
-      for (Future<Response> call : calls) {
-        Response response = call.get();
-        statuses.add(response.statusCode());
-        if (response.statusCode() == 200) {
-          winner = response.path("claimedBy");
-        }
-      }
-      assertThat(statuses).filteredOn(s -> s == 200).hasSize(1);
-      assertThat(statuses).filteredOn(s -> s == 204).hasSize(15);
-      item(id).then().body("attempts", equalTo(1)).body("claimedBy", equalTo(winner));
-      io.restassured.RestAssured.given()
-          .get("/v1/items/{id}/attempts", id)
-          .then()
-          .body("attempts.size()", equalTo(1));
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Response> answers = Race.of(16, i -> claim(id, Map.of("worker", "w" + i)));
+
+    List<Integer> statuses = answers.stream().map(Response::statusCode).toList();
+    String winner =
+        answers.stream()
+            .filter(r -> r.statusCode() == 200)
+            .map(r -> r.<String>path("claimedBy"))
+            .findFirst()
+            .orElse(null);
+    assertThat(statuses).filteredOn(s -> s == 200).hasSize(1);
+    assertThat(statuses).filteredOn(s -> s == 204).hasSize(15);
+    item(id).then().body("attempts", equalTo(1)).body("claimedBy", equalTo(winner));
+    io.restassured.RestAssured.given()
+        .get("/v1/items/{id}/attempts", id)
+        .then()
+        .body("attempts.size()", equalTo(1));
   }
 
   @Test

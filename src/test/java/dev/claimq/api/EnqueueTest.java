@@ -10,15 +10,11 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
 
+import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
@@ -111,33 +107,13 @@ class EnqueueTest {
   void fifty_concurrent_identical_enqueues_make_one_item_one_201_and_49_200s() throws Exception {
     String queue = uniqueQueue("storm");
     Map<String, Object> body = Map.of("dedupeKey", "once", "payload", Map.of("n", 1));
-    int clients = 50;
-    CountDownLatch start = new CountDownLatch(1);
-    ExecutorService pool = Executors.newFixedThreadPool(clients);
-    try {
-      List<Future<Response>> calls = new ArrayList<>();
-      for (int i = 0; i < clients; i++) {
-        calls.add(
-            pool.submit(
-                () -> {
-                  start.await();
-                  return enqueue(queue, body);
-                }));
-      }
-      start.countDown();
-      List<Integer> statuses = new ArrayList<>();
-      List<String> ids = new ArrayList<>();
-      for (Future<Response> call : calls) {
-        Response response = call.get();
-        statuses.add(response.statusCode());
-        ids.add(response.path("id"));
-      }
-      assertThat(statuses).filteredOn(s -> s == 201).hasSize(1);
-      assertThat(statuses).filteredOn(s -> s == 200).hasSize(49);
-      assertThat(ids).containsOnly(ids.get(0));
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Response> answers = Race.of(50, i -> enqueue(queue, body));
+
+    List<Integer> statuses = answers.stream().map(Response::statusCode).toList();
+    List<String> ids = answers.stream().map(r -> r.<String>path("id")).toList();
+    assertThat(statuses).filteredOn(s -> s == 201).hasSize(1);
+    assertThat(statuses).filteredOn(s -> s == 200).hasSize(49);
+    assertThat(ids).containsOnly(ids.get(0));
     Response listed =
         io.restassured.RestAssured.given().queryParam("queue", queue).get("/v1/items");
     listed.then().statusCode(200).body("items.size()", equalTo(1));

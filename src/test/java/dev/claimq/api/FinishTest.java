@@ -7,6 +7,7 @@ import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.fail;
 import static dev.claimq.Api.heartbeat;
 import static dev.claimq.Api.item;
+import static dev.claimq.Api.leaseOf;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.retry;
 import static dev.claimq.Api.uniqueQueue;
@@ -166,10 +167,7 @@ class FinishTest {
     }
     Response extended = heartbeat(id, Map.of("claimToken", token, "leaseSeconds", 600));
     extended.then().statusCode(200);
-    Duration lease =
-        Duration.between(
-            Instant.parse(extended.path("updatedAt")),
-            Instant.parse(extended.path("leaseExpiresAt")));
+    Duration lease = leaseOf(extended);
     assertThat(lease).isEqualTo(Duration.ofSeconds(600));
     complete(id, Map.of("claimToken", token)).then().statusCode(200);
     problem(heartbeat(id, Map.of("claimToken", token)), 409, "stale-claim");
