@@ -1,5 +1,10 @@
 package dev.claimq.api;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import dev.claimq.config.ClaimqConfig;
 import dev.claimq.queue.BatchService;
 import dev.claimq.queue.EnqueueService;
@@ -47,6 +52,8 @@ public class QueuesResource {
   private final OperatorService operators;
   private final QueueGuard guard;
   private final int maxPayloadBytes;
+  // A payload as jsonb will hold it: numbers written out in full (1e300 is 301 digits there).
+  private final ObjectWriter storedForm;
 
   QueuesResource(
       EnqueueService enqueuer,
@@ -54,8 +61,10 @@ public class QueuesResource {
       BatchService batches,
       OperatorService operators,
       QueueGuard guard,
-      ClaimqConfig config) {
+      ClaimqConfig config,
+      ObjectMapper json) {
     this.maxPayloadBytes = config.limits().payloadBytes();
+    this.storedForm = json.writer().with(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN);
     this.enqueuer = enqueuer;
     this.waitingClaims = waitingClaims;
     this.batches = batches;
@@ -115,7 +124,7 @@ public class QueuesResource {
             new NewItem(
                 guard.queue(Params.queue(queue)),
                 body.dedupeKey(),
-                payloadWithinLimit(body.payload().toString()),
+                payloadWithinLimit(body.payload()),
                 body.priority(),
                 body.maxAttempts(),
                 Params.timestamp("runAt", body.runAt()),
@@ -250,7 +259,7 @@ public class QueuesResource {
           new NewItem(
               name,
               entry.dedupeKey(),
-              payloadWithinLimit(entry.payload().toString()),
+              payloadWithinLimit(entry.payload()),
               entry.priority(),
               entry.maxAttempts(),
               Params.timestamp("items[" + i + "].runAt", entry.runAt()),
@@ -283,7 +292,17 @@ public class QueuesResource {
             .toList());
   }
 
-  private String payloadWithinLimit(String payload) {
+  /**
+   * The payload's text, refused over the limit as it will be stored, so that a short exponent
+   * cannot store far more than the limit allows.
+   */
+  private String payloadWithinLimit(JsonNode value) {
+    String payload;
+    try {
+      payload = storedForm.writeValueAsString(value);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e); // a tree Jackson has just read always writes
+    }
     int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > maxPayloadBytes) {
       throw new TooLargeException(

@@ -266,6 +266,22 @@ class StoredAsSentTest {
   }
 
   @Test
+  void the_payload_limit_counts_numbers_as_they_are_stored_not_as_sent() throws Exception {
+    String queue = uniqueQueue("numbers-expand");
+    // 300 bytes of exponents as sent; 300 numbers of 1,000 digits each as jsonb stores them.
+    String numbers = String.join(",", java.util.Collections.nCopies(300, "1e999"));
+    String body = "{\"dedupeKey\":\"n\",\"payload\":[" + numbers + "]}";
+
+    HttpResponse<String> single = post("/v1/queues/" + queue + "/items", bytes(body));
+    HttpResponse<String> batch =
+        post("/v1/queues/" + queue + "/items:batch", bytes("{\"items\":[" + body + "]}"));
+
+    assertProblemJson(single, 413);
+    assertProblemJson(batch, 413);
+    assertThat(listed(queue)).isEmpty();
+  }
+
+  @Test
   void a_field_named_twice_is_a_400_everywhere_payloads_included() throws Exception {
     String queue = uniqueQueue("twice");
     String token = heldToken(queue);
