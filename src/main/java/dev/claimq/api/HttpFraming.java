@@ -131,7 +131,9 @@ public class HttpFraming {
     int status = context.statusCode();
     Throwable failure = context.failure();
     if (context.get(ANSWERED) != null && context.response().ended()) {
-      LOG.debugf("already answered %s: %s", context.request().path(), String.valueOf(failure));
+      LOG.debugf(
+          "already answered %s: %s",
+          LogText.oneLine(context.request().path()), LogText.oneLine(String.valueOf(failure)));
       return;
     }
     boolean fromVertx = failure == null || failure instanceof VertxException;
@@ -181,7 +183,7 @@ public class HttpFraming {
    */
   private void answer(
       RoutingContext context, int status, String slug, String title, String detail) {
-    LOG.debugf("%d %s: %s", status, title, detail);
+    LOG.debugf("%d %s: %s", status, title, LogText.oneLine(detail));
     context.put(ANSWERED, Boolean.TRUE);
     HttpServerRequest request = context.request();
     HttpServerResponse response = context.response();
@@ -190,7 +192,7 @@ public class HttpFraming {
     if (http1) {
       response.putHeader(HttpHeaders.CONNECTION, "close");
     }
-    response.end(Buffer.buffer(body(problem(status, slug, title, detail))));
+    response.end(Buffer.buffer(body(Problem.of(status, slug, title, detail, null))));
     if (http1) {
       // Closing flushes what was written: while Vert.x is reading, an answer waits for the read to
       // end, and a connection Vert.x itself closes next would drop it.
@@ -204,11 +206,6 @@ public class HttpFraming {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e); // a record of strings and an int always serializes
     }
-  }
-
-  static Problem problem(int status, String slug, String title, String detail) {
-    String type = "about:blank".equals(slug) ? slug : ProblemMappers.TYPE_BASE + slug;
-    return new Problem(type, title, status, detail, null);
   }
 
   private static int requestLineBytes(HttpServerRequest request) {
@@ -262,11 +259,8 @@ public class HttpFraming {
   @ServerExceptionMapper
   public RestResponse<Problem> brokenFraming(BrokenFramingException e) {
     // Normally already answered by watchChunks, on a connection now closed: this keeps it quiet.
-    LOG.debugf("400 Malformed chunked body: %s", e.getMessage());
-    return RestResponse.ResponseBuilder.<Problem>create(400)
-        .entity(problem(400, "malformed-chunk", "Malformed chunked body", e.getMessage() + "."))
-        .type(Problem.MEDIA_TYPE)
-        .build();
+    return ProblemMappers.problem(
+        400, "malformed-chunk", "Malformed chunked body", e.getMessage() + ".", null);
   }
 
   /**

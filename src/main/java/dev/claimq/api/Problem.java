@@ -23,6 +23,13 @@ public record Problem(
         List<FieldError> errors) {
 
   public static final String MEDIA_TYPE = "application/problem+json";
+  static final String TYPE_BASE = "https://claimq.dev/problems/";
+
+  /** A problem of the type named by slug under TYPE_BASE, or "about:blank" as it is. */
+  static Problem of(int status, String slug, String title, String detail, List<FieldError> errors) {
+    String type = "about:blank".equals(slug) ? slug : TYPE_BASE + slug;
+    return new Problem(type, title, status, detail, errors);
+  }
 
   @Schema(
       name = "FieldError",

@@ -37,7 +37,6 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
  */
 public class ProblemMappers {
   private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
-  static final String TYPE_BASE = "https://claimq.dev/problems/";
 
   @ServerExceptionMapper
   public RestResponse<Problem> itemNotFound(ItemNotFoundException e) {
@@ -284,9 +283,8 @@ public class ProblemMappers {
     if (status < 500) {
       LOG.debugf("%d %s: %s", status, title, LogText.oneLine(detail));
     }
-    String type = "about:blank".equals(slug) ? slug : TYPE_BASE + slug;
     return RestResponse.ResponseBuilder.<Problem>create(status)
-        .entity(new Problem(type, title, status, detail, errors))
+        .entity(Problem.of(status, slug, title, detail, errors))
         .type(Problem.MEDIA_TYPE)
         .build();
   }

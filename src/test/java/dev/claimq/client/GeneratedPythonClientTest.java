@@ -1,8 +1,5 @@
 package dev.claimq.client;
 
-import static dev.claimq.Api.uniqueQueue;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.claimq.Processes;
 import dev.claimq.Processes.Result;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -44,21 +41,9 @@ class GeneratedPythonClientTest {
             + " Python client needs:\n"
             + imports.output());
 
-    Result loop =
-        Processes.run(
-            List.of("python3", "src/test/python/worker_loop.py"),
-            Path.of("."),
-            Map.of(
-                "PYTHONPATH", CLIENT.toAbsolutePath().toString(),
-                "CLAIMQ_URL", base.toString().replaceAll("/$", ""),
-                "CLAIMQ_QUEUE", uniqueQueue("python")),
-            120);
-
-    assertThat(loop.exit()).as(loop.output()).isZero();
-    assertThat(loop.output())
-        .doesNotContain("not as documented")
-        .contains("ok a lost claim by id is a quiet 204")
-        .contains("ok a stale complete is 409")
-        .contains("ok retry makes it pending");
+    WorkerLoops.runAndCheck(
+        List.of("python3", "src/test/python/worker_loop.py"),
+        base,
+        Map.of("PYTHONPATH", CLIENT.toAbsolutePath().toString()));
   }
 }

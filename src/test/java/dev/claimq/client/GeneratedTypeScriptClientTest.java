@@ -1,6 +1,5 @@
 package dev.claimq.client;
 
-import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.claimq.Processes;
@@ -33,20 +32,9 @@ class GeneratedTypeScriptClientTest {
             List.of("npx", "--no-install", "tsc", "-p", "tsconfig.json"), LOOP, Map.of(), 180);
     assertThat(tsc.exit()).as("tsc --strict:\n" + tsc.output()).isZero();
 
-    Result loop =
-        Processes.run(
-            List.of("node", "target/typescript-out/src/test/typescript/worker-loop.js"),
-            Path.of("."),
-            Map.of(
-                "CLAIMQ_URL", base.toString().replaceAll("/$", ""),
-                "CLAIMQ_QUEUE", uniqueQueue("typescript")),
-            120);
-
-    assertThat(loop.exit()).as(loop.output()).isZero();
-    assertThat(loop.output())
-        .doesNotContain("not as documented")
-        .contains("ok a lost claim by id is a quiet 204")
-        .contains("ok a stale complete is 409")
-        .contains("ok retry makes it pending");
+    WorkerLoops.runAndCheck(
+        List.of("node", "target/typescript-out/src/test/typescript/worker-loop.js"),
+        base,
+        Map.of());
   }
 }
