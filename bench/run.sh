@@ -96,7 +96,8 @@ if [ "$PGBOSS" = 1 ] && ! command -v node >/dev/null; then
   log "node not found: pg-boss rows skipped"; PGBOSS=0
 fi
 
-if [ "$BUILD" = 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ]; then
+if [ "$BUILD" = 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ] \
+    || [ ! -f target/test-classes/dev/claimq/bench/PgbenchScripts.class ]; then
   log "building the service (./mvnw package -DskipTests)"
   ./mvnw -q package -DskipTests >"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log" >&2; exit 1; }
 fi
@@ -110,6 +111,8 @@ bounded() {
   echo $! >>"$WORK/children"
   wait $!
 }
+# The pgbench scripts are made from bench/pgbench's templates and the service's own db/item.sql.
+java -cp target/classes:target/test-classes dev.claimq.bench.PgbenchScripts bench/pgbench "$WORK/pgbench"
 javac -d "$WORK/loadgen" bench/LoadGen.java
 loadgen() { bounded $((SECONDS_PER + WARMUP + 120)) java -cp "$WORK/loadgen" LoadGen "$@"; }
 if [ "$PGBOSS" = 1 ] && [ ! -d bench/pgboss/node_modules/pg-boss ]; then
@@ -227,7 +230,7 @@ pgbench_() {
   local figure=$1 clients=$2 script=$3 per=${4:-1} out tps threads=$(( $2 < CORES ? $2 : CORES ))
   out=$(PGOPTIONS="-c search_path=$SCHEMA,public" bounded $((SECONDS_PER + 60)) \
     "$PGBENCH" -h "$PGHOST_" -p "$PGPORT_" -U "$PGUSER_" -n -M prepared -c "$clients" \
-    -j "$threads" -T "$SECONDS_PER" -f "bench/pgbench/$script" "${PGB_VARS[@]}" "$DB" 2>&1) \
+    -j "$threads" -T "$SECONDS_PER" -f "$WORK/pgbench/$script" "${PGB_VARS[@]}" "$DB" 2>&1) \
     || { flag "$figure"; log "pgbench $script: $(grep -m1 error <<<"$out" || tail -n 1 <<<"$out")"; }
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")
   [ -n "$tps" ] || { echo "$out" | tail -n 5 >&2; log "pgbench $script gave no tps"; exit 1; }

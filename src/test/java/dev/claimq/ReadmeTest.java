@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * says the same to whoever edits it.
  */
 @QuarkusTest
-class ReadmeTest {
+class ReadmeTest extends AsAdmin {
   private static final Path README = Path.of("README.md");
   private static final Path WORK = Path.of("target", "readme");
   private static final Pattern FENCE = Pattern.compile("^```\\s*(\\S*)\\s*(.*?)\\s*$");

@@ -56,7 +56,9 @@ public class BatchFinishResource {
       entries.add(
           new BatchService.CompleteEntry(ids.get(i), entry.claimToken(), entry.externalRef()));
     }
-    return Views.BatchResults.of(batches.complete(entries, guard.actor()));
+    return Views.BatchResults.of(
+        batches.complete(entries, guard.actor()),
+        body.items().stream().map(Requests.CompleteEntry::id).toList());
   }
 
   @POST
@@ -88,6 +90,8 @@ public class BatchFinishResource {
               entry.retryable() == null || entry.retryable(),
               entry.retryAfterSeconds()));
     }
-    return Views.BatchResults.of(batches.fail(entries, guard.actor()));
+    return Views.BatchResults.of(
+        batches.fail(entries, guard.actor()),
+        body.items().stream().map(Requests.FailEntry::id).toList());
   }
 }

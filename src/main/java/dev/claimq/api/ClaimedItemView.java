@@ -1,7 +1,7 @@
 package dev.claimq.api;
 
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
-import dev.claimq.queue.WorkService;
+import dev.claimq.store.Item;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** The answer to a won claim: the item, plus the token only its holder ever sees. */
@@ -35,7 +35,8 @@ public record ClaimedItemView(
                 "Proof of this claim: send it with heartbeat, complete and fail. Shown only here.")
         String claimToken) {
 
-  static ClaimedItemView of(WorkService.Claim claim) {
-    return new ClaimedItemView(ItemView.of(claim.item()), claim.token());
+  /** A claimed item: its claim token is the claimer's. */
+  static ClaimedItemView of(Item item) {
+    return new ClaimedItemView(ItemView.of(item), item.claimToken);
   }
 }

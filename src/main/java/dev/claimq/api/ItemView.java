@@ -1,8 +1,8 @@
 package dev.claimq.api;
 
 import com.fasterxml.jackson.annotation.JsonRawValue;
-import dev.claimq.queue.Item;
-import dev.claimq.queue.ItemState;
+import dev.claimq.store.Item;
+import dev.claimq.store.ItemState;
 import java.time.Instant;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 

@@ -1,6 +1,9 @@
 package dev.claimq.api;
 
+import dev.claimq.queue.Answer;
+import dev.claimq.queue.ItemLookup;
 import dev.claimq.queue.OperatorService;
+import dev.claimq.queue.Outcome;
 import dev.claimq.queue.WorkService;
 import dev.claimq.security.Role;
 import jakarta.annotation.security.RolesAllowed;
@@ -34,11 +37,13 @@ public class ItemsResource {
 
   private final WorkService work;
   private final OperatorService operators;
+  private final ItemLookup lookup;
   private final QueueGuard guard;
 
-  ItemsResource(WorkService work, OperatorService operators, QueueGuard guard) {
+  ItemsResource(WorkService work, OperatorService operators, ItemLookup lookup, QueueGuard guard) {
     this.work = work;
     this.operators = operators;
+    this.lookup = lookup;
     this.guard = guard;
   }
 
@@ -111,7 +116,8 @@ public class ItemsResource {
               examples = @ExampleObject(name = "item", value = ApiExamples.ITEM_DONE)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   public ItemView get(@PathParam("id") String id) {
-    return ItemView.of(operators.get(guard.item(Params.itemId(id))));
+    long itemId = guard.item(Params.itemId(id));
+    return ItemView.of(lookup.get(itemId).orElseThrow(() -> notFound(itemId)));
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -131,8 +137,9 @@ public class ItemsResource {
               examples = @ExampleObject(name = "a retry, then done", value = ApiExamples.ATTEMPTS)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   public Views.AttemptList attempts(@PathParam("id") String id) {
+    long itemId = guard.item(Params.itemId(id));
     return new Views.AttemptList(
-        operators.attempts(guard.item(Params.itemId(id))).stream()
+        operators.attempts(itemId).orElseThrow(() -> notFound(itemId)).stream()
             .map(Views.AttemptView::of)
             .toList());
   }
@@ -174,10 +181,11 @@ public class ItemsResource {
       @PathParam("id") String id, @Valid Requests.Claim body) {
     long itemId = guard.item(Params.itemId(id));
     Requests.Claim claim = body == null ? new Requests.Claim(null, null) : body;
-    return work.claim(itemId, claim.worker(), claim.leaseSeconds())
-        .map(ClaimedItemView::of)
-        .map(RestResponse::ok)
-        .orElseGet(RestResponse::noContent);
+    Answer answer = work.claim(itemId, claim.worker(), claim.leaseSeconds());
+    if (answer.outcome() == Outcome.NOT_CLAIMED) {
+      return RestResponse.noContent();
+    }
+    return RestResponse.ok(ClaimedItemView.of(Outcomes.itemOf(answer, itemId)));
   }
 
   @RolesAllowed(Role.WORKER)
@@ -207,9 +215,9 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
   public ItemView complete(@PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
-    return ItemView.of(
-        work.complete(
-            guard.item(Params.itemId(id)), body.claimToken(), body.externalRef(), guard.actor()));
+    long itemId = guard.item(Params.itemId(id));
+    return answer(
+        work.complete(itemId, body.claimToken(), body.externalRef(), guard.actor()), itemId);
   }
 
   @RolesAllowed(Role.WORKER)
@@ -237,14 +245,16 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
   public ItemView fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
-    return ItemView.of(
+    long itemId = guard.item(Params.itemId(id));
+    return answer(
         work.fail(
-            guard.item(Params.itemId(id)),
+            itemId,
             body.claimToken(),
             body.error(),
             body.retryable() == null || body.retryable(),
             body.retryAfterSeconds(),
-            guard.actor()));
+            guard.actor()),
+        itemId);
   }
 
   @RolesAllowed(Role.WORKER)
@@ -270,8 +280,8 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
   public ItemView heartbeat(@PathParam("id") String id, @Valid @NotNull Requests.Heartbeat body) {
-    return ItemView.of(
-        work.heartbeat(guard.item(Params.itemId(id)), body.claimToken(), body.leaseSeconds()));
+    long itemId = guard.item(Params.itemId(id));
+    return answer(work.heartbeat(itemId, body.claimToken(), body.leaseSeconds()), itemId);
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -297,7 +307,8 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
   public ItemView retry(@PathParam("id") String id) {
-    return ItemView.of(operators.retry(guard.item(Params.itemId(id)), guard.actor()));
+    long itemId = guard.item(Params.itemId(id));
+    return answer(operators.retry(itemId, guard.actor()), itemId);
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -315,7 +326,8 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
   public ItemView cancel(@PathParam("id") String id) {
-    return ItemView.of(operators.cancel(guard.item(Params.itemId(id)), guard.actor()));
+    long itemId = guard.item(Params.itemId(id));
+    return answer(operators.cancel(itemId, guard.actor()), itemId);
   }
 
   @GET
@@ -332,9 +344,18 @@ public class ItemsResource {
       content = @Content(schema = @Schema(implementation = Views.ActionList.class)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   public Views.ActionList actions(@PathParam("id") String id) {
+    long itemId = guard.item(Params.itemId(id));
     return new Views.ActionList(
-        operators.actions(guard.item(Params.itemId(id))).stream()
+        operators.actions(itemId).orElseThrow(() -> notFound(itemId)).stream()
             .map(Views.ActionView::of)
             .toList());
+  }
+
+  private static ItemView answer(Answer answer, long id) {
+    return ItemView.of(Outcomes.itemOf(answer, id));
+  }
+
+  private static Outcomes.RefusedException notFound(long id) {
+    return new Outcomes.RefusedException(Outcome.NOT_FOUND, Long.toString(id), null);
   }
 }

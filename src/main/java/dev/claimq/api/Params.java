@@ -1,7 +1,7 @@
 package dev.claimq.api;
 
-import dev.claimq.queue.ItemNotFoundException;
-import dev.claimq.queue.ItemState;
+import dev.claimq.queue.Outcome;
+import dev.claimq.store.ItemState;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -35,7 +35,7 @@ final class Params {
   /** Item ids are opaque to clients: anything that is not one of ours names no item. */
   static long itemId(String id) {
     if (id == null || !ID.matcher(id).matches()) {
-      throw new ItemNotFoundException(shorten(id));
+      throw new Outcomes.RefusedException(Outcome.NOT_FOUND, shorten(id), null);
     }
     return Long.parseLong(id);
   }

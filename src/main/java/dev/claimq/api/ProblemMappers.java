@@ -6,12 +6,8 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
-import dev.claimq.queue.DatabaseErrors;
-import dev.claimq.queue.DedupeConflictException;
-import dev.claimq.queue.ItemNotFoundException;
-import dev.claimq.queue.StaleClaimException;
-import dev.claimq.queue.StateConflictException;
 import dev.claimq.security.QueueNotAllowedException;
+import dev.claimq.store.DatabaseErrors;
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
 import io.quarkus.security.UnauthorizedException;
@@ -39,23 +35,8 @@ public class ProblemMappers {
   private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
   @ServerExceptionMapper
-  public RestResponse<Problem> itemNotFound(ItemNotFoundException e) {
-    return problem(404, "item-not-found", "Item not found", e.getMessage(), null);
-  }
-
-  @ServerExceptionMapper
-  public RestResponse<Problem> staleClaim(StaleClaimException e) {
-    return problem(409, "stale-claim", "Stale claim", e.getMessage(), null);
-  }
-
-  @ServerExceptionMapper
-  public RestResponse<Problem> stateConflict(StateConflictException e) {
-    return problem(409, "state-conflict", "Not allowed in this state", e.getMessage(), null);
-  }
-
-  @ServerExceptionMapper
-  public RestResponse<Problem> dedupeConflict(DedupeConflictException e) {
-    return problem(422, "dedupe-key-reused", "Dedupe key reused", e.getMessage(), null);
+  public RestResponse<Problem> refused(Outcomes.RefusedException e) {
+    return problem(e.status.code(), e.status.slug(), e.status.title(), e.getMessage(), null);
   }
 
   @ServerExceptionMapper

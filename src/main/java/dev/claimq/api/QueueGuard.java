@@ -1,7 +1,7 @@
 package dev.claimq.api;
 
-import dev.claimq.queue.ItemNotFoundException;
-import dev.claimq.queue.OperatorService;
+import dev.claimq.queue.ItemLookup;
+import dev.claimq.queue.Outcome;
 import dev.claimq.security.Caller;
 import jakarta.enterprise.context.RequestScoped;
 import java.util.List;
@@ -16,11 +16,11 @@ import java.util.stream.Collectors;
 @RequestScoped
 class QueueGuard {
   private final Caller caller;
-  private final OperatorService operators;
+  private final ItemLookup lookup;
 
-  QueueGuard(Caller caller, OperatorService operators) {
+  QueueGuard(Caller caller, ItemLookup lookup) {
     this.caller = caller;
-    this.operators = operators;
+    this.lookup = lookup;
   }
 
   /** 403 unless the key may use this queue. */
@@ -34,8 +34,8 @@ class QueueGuard {
    * such item, so it cannot learn which ids exist elsewhere. An unlimited key costs no lookup.
    */
   long item(long id) {
-    if (!caller.queues().isEmpty() && id > 0 && !mayUse(operators.queueOf(id))) {
-      throw new ItemNotFoundException(Long.toString(id));
+    if (!caller.queues().isEmpty() && !items(List.of(id)).contains(id)) {
+      throw new Outcomes.RefusedException(Outcome.NOT_FOUND, Long.toString(id), null);
     }
     return id;
   }
@@ -49,7 +49,7 @@ class QueueGuard {
       return ids;
     }
     Map<Long, String> queues =
-        operators.queuesOf(ids.stream().filter(id -> id > 0).collect(Collectors.toSet()));
+        lookup.queuesOf(ids.stream().filter(id -> id > 0).collect(Collectors.toSet()));
     return ids.stream()
         .map(id -> queues.containsKey(id) && mayUse(queues.get(id)) ? id : 0L)
         .toList();

@@ -6,12 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.longpoll.ClaimOrWait;
 import dev.claimq.queue.BatchService;
 import dev.claimq.queue.EnqueueService;
-import dev.claimq.queue.NewItem;
 import dev.claimq.queue.OperatorService;
-import dev.claimq.queue.WaitingClaims;
+import dev.claimq.queue.Outcome;
 import dev.claimq.security.Role;
+import dev.claimq.store.NewItem;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
@@ -47,7 +48,7 @@ public class QueuesResource {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
   private final EnqueueService enqueuer;
-  private final WaitingClaims waitingClaims;
+  private final ClaimOrWait claimOrWait;
   private final BatchService batches;
   private final OperatorService operators;
   private final QueueGuard guard;
@@ -57,7 +58,7 @@ public class QueuesResource {
 
   QueuesResource(
       EnqueueService enqueuer,
-      WaitingClaims waitingClaims,
+      ClaimOrWait claimOrWait,
       BatchService batches,
       OperatorService operators,
       QueueGuard guard,
@@ -66,7 +67,7 @@ public class QueuesResource {
     this.maxPayloadBytes = config.limits().payloadBytes();
     this.storedForm = json.writer().with(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN);
     this.enqueuer = enqueuer;
-    this.waitingClaims = waitingClaims;
+    this.claimOrWait = claimOrWait;
     this.batches = batches;
     this.operators = operators;
     this.guard = guard;
@@ -129,8 +130,8 @@ public class QueuesResource {
                 body.maxAttempts(),
                 Params.timestamp("runAt", body.runAt()),
                 guard.actor()));
-    ItemView item = ItemView.of(enqueued.item());
-    if (enqueued.created()) {
+    ItemView item = ItemView.of(Outcomes.itemOf(enqueued));
+    if (enqueued.outcome() == Outcome.CREATED) {
       // Relative, as documented: built from the Host header it would name whatever host a
       // client claimed to be calling.
       return RestResponse.ResponseBuilder.<ItemView>create(RestResponse.Status.CREATED)
@@ -214,7 +215,7 @@ public class QueuesResource {
   private Uni<Response> claim(
       String queue, String worker, Integer leaseSeconds, Integer waitSeconds, Integer max) {
     Duration wait = Duration.ofSeconds(waitSeconds == null ? 0 : waitSeconds);
-    return waitingClaims
+    return claimOrWait
         .claimNext(guard.queue(Params.queue(queue)), worker, leaseSeconds, max, wait)
         .map(
             claims -> {

@@ -1,8 +1,9 @@
 package dev.claimq.api;
 
-import dev.claimq.queue.Attempt;
-import dev.claimq.queue.ItemAction;
-import dev.claimq.queue.QueueStats;
+import dev.claimq.queue.Answer;
+import dev.claimq.store.Attempt;
+import dev.claimq.store.ItemAction;
+import dev.claimq.store.QueueStats;
 import java.time.Instant;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -29,19 +30,30 @@ public final class Views {
       @Schema(description = "The item, when the entry succeeded.") ItemView item,
       @Schema(description = "Why not, when it did not.") String detail) {
 
-    static BatchResultView of(dev.claimq.queue.BatchResult result) {
-      return new BatchResultView(
-          result.status(),
-          result.item() == null ? null : ItemView.of(result.item()),
-          result.problem());
+    /** An entry's answer; {@code id} is the entry's item id as sent (null for an enqueue). */
+    static BatchResultView of(Answer answer, String id) {
+      Outcomes.Status status = Outcomes.of(answer.outcome());
+      return status.refusal()
+          ? new BatchResultView(
+              status.code(), null, Outcomes.detail(answer.outcome(), id, answer.item()))
+          : new BatchResultView(status.code(), ItemView.of(answer.item()), null);
     }
   }
 
   @Schema(name = "BatchResults", requiredProperties = "results")
   public record BatchResults(List<BatchResultView> results) {
 
-    static BatchResults of(List<dev.claimq.queue.BatchResult> results) {
-      return new BatchResults(results.stream().map(BatchResultView::of).toList());
+    static BatchResults of(List<Answer> answers) {
+      return new BatchResults(answers.stream().map(a -> BatchResultView.of(a, null)).toList());
+    }
+
+    /** Answers to entries that name items: {@code ids}, as sent, in the same order. */
+    static BatchResults of(List<Answer> answers, List<String> ids) {
+      List<BatchResultView> results = new java.util.ArrayList<>();
+      for (int i = 0; i < answers.size(); i++) {
+        results.add(BatchResultView.of(answers.get(i), ids.get(i)));
+      }
+      return new BatchResults(results);
     }
   }
 

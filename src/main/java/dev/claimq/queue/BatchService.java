@@ -1,27 +1,28 @@
 package dev.claimq.queue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.claimq.config.ClaimqConfig;
+import dev.claimq.policy.FailureReason;
+import dev.claimq.store.Item;
+import dev.claimq.store.ItemRepository;
+import dev.claimq.store.ItemRepository.Changed;
+import dev.claimq.store.ItemState;
+import dev.claimq.store.NewItem;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 
 /**
- * Many items per call, for throughput: each batch is decided by one statement (plus one read to
- * explain the entries it did not change), with the same conditions as the single calls, and answers
- * per entry what the single call would have answered.
+ * Many items per call, for throughput: each batch is decided by one statement with the same
+ * conditions as the single calls, and answers per entry what the single call would have answered.
  */
 @ApplicationScoped
 public class BatchService {
@@ -34,110 +35,73 @@ public class BatchService {
 
   private final ItemRepository items;
   private final EnqueueService enqueuer;
+  private final WorkService work;
   private final Event<ItemsEnqueued> enqueued;
   private final ObjectMapper json;
-  private final Backoff backoff;
-  private final int defaultMaxAttempts;
-  private final int defaultLeaseSeconds;
 
   BatchService(
       ItemRepository items,
       EnqueueService enqueuer,
+      WorkService work,
       Event<ItemsEnqueued> enqueued,
-      ObjectMapper json,
-      ClaimqConfig config) {
+      ObjectMapper json) {
     this.items = items;
     this.enqueuer = enqueuer;
+    this.work = work;
     this.enqueued = enqueued;
     this.json = json;
-    this.backoff = new Backoff(config.retry().backoffBase(), config.retry().backoffCap());
-    this.defaultMaxAttempts = config.retry().defaultMaxAttempts();
-    this.defaultLeaseSeconds = (int) config.lease().defaultDuration().toSeconds();
   }
 
-  /** Enqueues every entry once per dedupe key; 201 new, 200 same work again, 422 key reused. */
-  public List<BatchResult> enqueue(String queue, List<NewItem> entries, String actor) {
+  /** Enqueues every entry once per dedupe key: CREATED, REPLAYED or KEY_REUSED each. */
+  public List<Answer> enqueue(String queue, List<NewItem> entries, String actor) {
     ArrayNode batch = json.createArrayNode();
     for (int i = 0; i < entries.size(); i++) {
-      NewItem entry = entries.get(i);
+      NewItem entry = enqueuer.withDefaults(entries.get(i));
       ObjectNode row = batch.addObject();
       row.put("ord", i + 1);
       row.put("dedupe_key", entry.dedupeKey());
       row.set("payload", readJson(entry.payload()));
-      row.put("priority", entry.priority() == null ? 0 : entry.priority());
-      row.put(
-          "max_attempts", entry.maxAttempts() == null ? defaultMaxAttempts : entry.maxAttempts());
+      row.put("priority", entry.priority());
+      row.put("max_attempts", entry.maxAttempts());
       row.put("run_at", entry.runAt() == null ? null : entry.runAt().toString());
     }
-    String batchJson = batch.toString();
-    Map<String, Item> inserted =
-        items.insertBatchIfAbsent(queue, batchJson, actor).stream()
-            .collect(Collectors.toMap(item -> item.dedupeKey, Function.identity()));
-    if (!inserted.isEmpty()) {
+    Map<Integer, ItemRepository.KeyHolder> holders =
+        items.enqueueBatch(queue, batch.toString(), actor);
+    List<Answer> answers = new ArrayList<>();
+    for (int i = 0; i < entries.size(); i++) {
+      ItemRepository.KeyHolder holder = holders.get(i + 1);
+      // No holder the statement could see (it committed meanwhile, or was pruned): decide this
+      // entry alone.
+      answers.add(
+          holder != null
+              ? EnqueueService.answer(holder)
+              : enqueuer.enqueue(withActor(entries.get(i), actor)));
+    }
+    if (answers.stream().anyMatch(answer -> answer.outcome() == Outcome.CREATED)) {
       enqueued.fire(new ItemsEnqueued(queue));
     }
-    Map<Integer, ItemRepository.KeyMatch> matches = items.matchBatch(queue, batchJson);
-    Map<Long, Item> existing =
-        items
-            .findAllById(
-                matches.values().stream()
-                    .map(ItemRepository.KeyMatch::id)
-                    .collect(Collectors.toSet()))
-            .stream()
-            .collect(Collectors.toMap(item -> item.id, Function.identity()));
-
-    List<BatchResult> results = new ArrayList<>();
-    Set<String> created = new HashSet<>();
-    for (int i = 0; i < entries.size(); i++) {
-      NewItem entry = entries.get(i);
-      Item fresh = inserted.get(entry.dedupeKey());
-      ItemRepository.KeyMatch match = matches.get(i + 1);
-      if (fresh != null && created.add(entry.dedupeKey())) {
-        results.add(BatchResult.of(201, fresh)); // the first entry of a new key made the item
-      } else if (match != null && match.samePayload()) {
-        results.add(BatchResult.of(200, existing.get(match.id())));
-      } else if (match != null) {
-        results.add(
-            BatchResult.refused(
-                422,
-                new DedupeConflictException(queue, entry.dedupeKey(), match.id()).getMessage()));
-      } else {
-        // The key's item vanished between the two statements (pruned): decide this one alone.
-        var single = enqueuer.enqueue(withActor(entry, actor));
-        results.add(BatchResult.of(single.created() ? 201 : 200, single.item()));
-      }
-    }
-    return results;
+    return answers;
   }
 
-  /** Claims up to {@code max} due items of the queue, each with its own token. */
-  public List<WorkService.Claim> claimNext(
-      String queue, String worker, Integer leaseSeconds, int max) {
+  /** Claims up to {@code max} due items of the queue, each with its own token, in claim order. */
+  public List<Item> claimNext(String queue, String worker, Integer leaseSeconds, int max) {
     List<String> tokens = new ArrayList<>(max);
     for (int i = 0; i < max; i++) {
       tokens.add(ClaimTokens.next());
     }
     List<Item> claimed =
-        items.claimNextBatch(
-            queue,
-            tokens,
-            worker,
-            leaseSeconds == null ? defaultLeaseSeconds : leaseSeconds,
-            writeJson(tokens));
-    List<WorkService.Claim> claims = new ArrayList<>();
-    for (Item item : claimed) {
-      claims.add(new WorkService.Claim(item, item.claimToken));
-    }
+        new ArrayList<>(
+            items.claimNextBatch(queue, max, writeJson(tokens), worker, work.lease(leaseSeconds)));
     // Hand them out in claim order: highest priority, then oldest runAt, then oldest.
-    claims.sort(
-        java.util.Comparator.comparingInt((WorkService.Claim c) -> -c.item().priority)
-            .thenComparing(c -> c.item().runAt)
-            .thenComparingLong(c -> c.item().id));
-    return claims;
+    claimed.sort(
+        Comparator.comparingInt((Item item) -> -item.priority)
+            .thenComparing(item -> item.runAt)
+            .thenComparingLong(item -> item.id));
+    return claimed;
   }
 
-  /** Completes each entry whose token is current; repeats of accepted completes answer 200. */
-  public List<BatchResult> complete(List<CompleteEntry> entries, String actor) {
+  /** Completes each entry whose token is current; each answers as a single complete would. */
+  public List<Answer> complete(List<CompleteEntry> entries, String actor) {
     ArrayNode batch = json.createArrayNode();
     for (CompleteEntry entry : entries) {
       batch
@@ -146,87 +110,46 @@ public class BatchService {
           .put("claim_token", entry.claimToken())
           .put("external_ref", entry.externalRef());
     }
-    Map<Long, Item> finished = byId(items.completeBatch(batch.toString(), actor));
-    Map<Long, Item> current =
-        currentItems(entries.stream().map(CompleteEntry::id).toList(), finished);
-    List<BatchResult> results = new ArrayList<>();
-    for (CompleteEntry entry : entries) {
-      results.add(outcome(entry.id(), entry.claimToken(), finished, current, ItemState.DONE));
-    }
-    return results;
+    Map<Long, Changed> rows = byId(items.completeBatch(batch.toString(), actor));
+    return entries.stream()
+        .map(entry -> answer(rows.get(entry.id()), entry.claimToken(), ItemState.DONE))
+        .toList();
   }
 
   /** Records each entry's failure whose token is current, with its own backoff. */
-  public List<BatchResult> fail(List<FailEntry> entries, String actor) {
-    ArrayNode lookup = json.createArrayNode();
-    for (FailEntry entry : entries) {
-      lookup.addObject().put("id", entry.id()).put("claim_token", entry.claimToken());
-    }
-    Map<Long, Integer> attempts = items.attemptsOfClaims(lookup.toString());
+  public List<Answer> fail(List<FailEntry> entries, String actor) {
     ArrayNode batch = json.createArrayNode();
     for (FailEntry entry : entries) {
-      int attempt = attempts.getOrDefault(entry.id(), 1);
-      long delay =
-          entry.retryAfterSeconds() != null
-              ? entry.retryAfterSeconds()
-              : backoff.delaySeconds(attempt, ThreadLocalRandom.current());
-      batch
-          .addObject()
-          .put("id", entry.id())
-          .put("claim_token", entry.claimToken())
-          .put("error", FailureReason.sanitize(entry.error()))
-          .put("retryable", entry.retryable())
-          .put("delay_seconds", delay);
+      ObjectNode row =
+          batch
+              .addObject()
+              .put("id", entry.id())
+              .put("claim_token", entry.claimToken())
+              .put("error", FailureReason.sanitize(entry.error()))
+              .put("retryable", entry.retryable());
+      ArrayNode delays = row.putArray("delays");
+      for (long delay : work.delays(entry.retryAfterSeconds())) {
+        delays.add(delay);
+      }
     }
-    Map<Long, Item> finished = byId(items.failBatch(batch.toString(), actor));
-    Map<Long, Item> current = currentItems(entries.stream().map(FailEntry::id).toList(), finished);
-    List<BatchResult> results = new ArrayList<>();
-    for (FailEntry entry : entries) {
-      results.add(
-          outcome(
-              entry.id(),
-              entry.claimToken(),
-              finished,
-              current,
-              ItemState.PENDING,
-              ItemState.FAILED));
-    }
-    return results;
+    Map<Long, Changed> rows = byId(items.failBatch(batch.toString(), actor));
+    return entries.stream()
+        .map(
+            entry ->
+                answer(
+                    rows.get(entry.id()), entry.claimToken(), ItemState.PENDING, ItemState.FAILED))
+        .toList();
   }
 
-  /** 200 when this entry's finish took effect now or before (a repeat); else 404 or 409. */
-  private static BatchResult outcome(
-      long id,
-      String token,
-      Map<Long, Item> finished,
-      Map<Long, Item> current,
-      ItemState... acceptedStates) {
-    Item item = finished.get(id);
-    if (item != null && token.equals(item.claimToken)) {
-      return BatchResult.of(200, item);
-    }
-    // Another entry of this batch may have finished this item with its own token.
-    item = item != null ? item : current.get(id);
-    if (item == null) {
-      return BatchResult.refused(404, new ItemNotFoundException(Long.toString(id)).getMessage());
-    }
-    if (item.alreadyFinishedBy(token, acceptedStates)) {
-      return BatchResult.of(200, item);
-    }
-    return BatchResult.refused(409, new StaleClaimException(id, item.state).getMessage());
+  /** An entry's answer from its item's row: the row answers every entry that names the item. */
+  private static Answer answer(Changed row, String token, ItemState... replayStates) {
+    return row == null ? Answer.notFound() : WorkService.finish(row, token, replayStates);
   }
 
-  /** The items the batch statement did not change, as they are now. */
-  private Map<Long, Item> currentItems(List<Long> ids, Map<Long, Item> finished) {
-    Set<Long> unchanged = new HashSet<>(ids);
-    unchanged.removeAll(finished.keySet());
-    return byId(items.findAllById(unchanged));
-  }
-
-  private static Map<Long, Item> byId(List<Item> list) {
-    Map<Long, Item> map = new HashMap<>();
-    for (Item item : list) {
-      map.put(item.id, item);
+  private static Map<Long, Changed> byId(List<Changed> rows) {
+    Map<Long, Changed> map = new HashMap<>();
+    for (Changed row : rows) {
+      map.put(row.item().id, row);
     }
     return map;
   }
@@ -242,7 +165,7 @@ public class BatchService {
         actor);
   }
 
-  private com.fasterxml.jackson.databind.JsonNode readJson(String text) {
+  private JsonNode readJson(String text) {
     try {
       return json.readTree(text);
     } catch (IOException e) {

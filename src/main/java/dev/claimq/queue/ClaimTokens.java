@@ -4,12 +4,12 @@ import java.security.SecureRandom;
 import java.util.Base64;
 
 /** Unguessable claim tokens: 256 bits from a CSPRNG, URL-safe base64. */
-final class ClaimTokens {
+public final class ClaimTokens {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private ClaimTokens() {}
 
-  static String next() {
+  public static String next() {
     byte[] bytes = new byte[32];
     RANDOM.nextBytes(bytes);
     return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);

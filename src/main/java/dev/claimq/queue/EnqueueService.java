@@ -1,6 +1,9 @@
 package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.store.ItemRepository;
+import dev.claimq.store.ItemRepository.KeyHolder;
+import dev.claimq.store.NewItem;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import java.util.Optional;
@@ -9,11 +12,9 @@ import java.util.Optional;
 @ApplicationScoped
 public class EnqueueService {
 
-  /** The item, and whether this call created it (false: an earlier enqueue of the same work). */
-  public record Enqueued(Item item, boolean created) {}
-
-  // How often to go round when the existing row disappears between the insert and the read
-  // (deleted by an operator or by retention). Twice in a row would take a very unlucky client.
+  // How often to go round when the key's holder is not visible to the statement that found the
+  // key taken: it committed after that statement began, or was deleted since (by an operator or by
+  // retention). A third round would take a very unlucky client.
   private static final int MAX_ROUNDS = 3;
 
   private final ItemRepository items;
@@ -26,34 +27,39 @@ public class EnqueueService {
     this.defaultMaxAttempts = config.retry().defaultMaxAttempts();
   }
 
-  public Enqueued enqueue(NewItem request) {
-    NewItem item =
-        new NewItem(
-            request.queue(),
-            request.dedupeKey(),
-            request.payload(),
-            request.priority() == null ? 0 : request.priority(),
-            request.maxAttempts() == null ? defaultMaxAttempts : request.maxAttempts(),
-            request.runAt(),
-            request.enqueuedBy());
+  /** CREATED with the new item, REPLAYED with the item of the same work, or KEY_REUSED. */
+  public Answer enqueue(NewItem request) {
+    NewItem item = withDefaults(request);
     for (int round = 0; round < MAX_ROUNDS; round++) {
-      Optional<Item> inserted = items.insertIfAbsent(item);
-      if (inserted.isPresent()) {
-        enqueued.fire(new ItemsEnqueued(item.queue()));
-        return new Enqueued(inserted.get(), true);
-      }
-      // The insert did nothing, so the key was taken: by an equal item (a replay) or not.
-      Optional<Item> existing =
-          items.findWithEqualPayload(item.queue(), item.dedupeKey(), item.payload());
-      if (existing.isPresent()) {
-        return new Enqueued(existing.get(), false);
-      }
-      Optional<Item> other = items.findByDedupeKey(item.queue(), item.dedupeKey());
-      if (other.isPresent()) {
-        throw new DedupeConflictException(item.queue(), item.dedupeKey(), other.get().id);
+      Optional<KeyHolder> holder = items.enqueue(item);
+      if (holder.isPresent()) {
+        Answer answer = answer(holder.get());
+        if (answer.outcome() == Outcome.CREATED) {
+          enqueued.fire(new ItemsEnqueued(item.queue()));
+        }
+        return answer;
       }
     }
     throw new IllegalStateException(
         "enqueue of " + item.queue() + "/" + item.dedupeKey() + " lost " + MAX_ROUNDS + " rounds");
+  }
+
+  static Answer answer(KeyHolder holder) {
+    Outcome outcome =
+        holder.inserted()
+            ? Outcome.CREATED
+            : holder.samePayload() ? Outcome.REPLAYED : Outcome.KEY_REUSED;
+    return new Answer(outcome, holder.item());
+  }
+
+  NewItem withDefaults(NewItem request) {
+    return new NewItem(
+        request.queue(),
+        request.dedupeKey(),
+        request.payload(),
+        request.priority() == null ? 0 : request.priority(),
+        request.maxAttempts() == null ? defaultMaxAttempts : request.maxAttempts(),
+        request.runAt(),
+        request.enqueuedBy());
   }
 }

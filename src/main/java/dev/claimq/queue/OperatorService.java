@@ -1,10 +1,15 @@
 package dev.claimq.queue;
 
+import dev.claimq.store.Attempt;
+import dev.claimq.store.Item;
+import dev.claimq.store.ItemAction;
+import dev.claimq.store.ItemRepository;
+import dev.claimq.store.ItemState;
+import dev.claimq.store.QueueStats;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
-import java.util.Collection;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /** Operators' use cases: browse items and their history, retry or cancel, see queue health. */
@@ -20,11 +25,7 @@ public class OperatorService {
     this.items = items;
   }
 
-  @Transactional
-  public Item get(long id) {
-    return items.findByIdOptional(id).orElseThrow(() -> notFound(id));
-  }
-
+  // Browsing reads through Hibernate, which wants a transaction around its session.
   @Transactional
   public Page list(Set<String> queues, ItemState state, Long beforeId, int limit) {
     // One row more than asked tells whether a next page exists without a count.
@@ -36,55 +37,37 @@ public class OperatorService {
     return new Page(page, page.get(limit - 1).id);
   }
 
+  /** The item's attempts, oldest first; empty when there is no such item. */
   @Transactional
-  public List<Attempt> attempts(long id) {
-    get(id);
-    return items.attempts(id);
+  public Optional<List<Attempt>> attempts(long id) {
+    return items.current(id).map(item -> items.attempts(id));
   }
 
+  /** The operators' retries and cancels of the item, oldest first; empty for no such item. */
   @Transactional
-  public List<ItemAction> actions(long id) {
-    get(id);
-    return items.actions(id);
+  public Optional<List<ItemAction>> actions(long id) {
+    return items.current(id).map(item -> items.actions(id));
   }
 
-  /** The queue of the item, for access checks; 404 when there is no such item. */
-  @Transactional
-  public String queueOf(long id) {
-    return items.queueOf(id).orElseThrow(() -> notFound(id));
-  }
-
-  /** The queues of these items, by id, in one statement; ids of no item are left out. */
-  public Map<Long, String> queuesOf(Collection<Long> ids) {
-    return items.queuesOf(ids);
-  }
-
-  @Transactional
-  public Item retry(long id, String actor) {
+  /** CHANGED, NOT_RETRYABLE (not failed or cancelled) or NOT_FOUND. */
+  public Answer retry(long id, String actor) {
     return items
         .retry(id, actor)
-        .orElseThrow(
-            () ->
-                new StateConflictException(
-                    id, get(id).state, "only failed or cancelled items can be retried."));
+        .map(row -> new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_RETRYABLE, row.item()))
+        .orElseGet(Answer::notFound);
   }
 
-  @Transactional
-  public Item cancel(long id, String actor) {
+  /** CHANGED, NOT_CANCELLABLE (not pending or failed) or NOT_FOUND. */
+  public Answer cancel(long id, String actor) {
     return items
         .cancel(id, actor)
-        .orElseThrow(
-            () ->
-                new StateConflictException(
-                    id, get(id).state, "only pending or failed items can be cancelled."));
+        .map(
+            row ->
+                new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_CANCELLABLE, row.item()))
+        .orElseGet(Answer::notFound);
   }
 
-  @Transactional
   public List<QueueStats> queues() {
     return items.queueStats();
-  }
-
-  private static ItemNotFoundException notFound(long id) {
-    return new ItemNotFoundException(Long.toString(id));
   }
 }

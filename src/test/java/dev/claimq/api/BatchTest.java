@@ -8,6 +8,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
+import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import java.util.ArrayList;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.Test;
 
 /** Batch enqueue, batch claim, batch complete and fail: the single calls' rules, per entry. */
 @QuarkusTest
-class BatchTest {
+class BatchTest extends AsAdmin {
 
   @Test
   void a_batch_enqueue_answers_each_entry_as_a_single_enqueue_would() {

@@ -14,6 +14,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
 
+import dev.claimq.AsAdmin;
 import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -26,7 +27,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
-class ClaimTest {
+class ClaimTest extends AsAdmin {
 
   @Test
   void claim_next_moves_the_item_to_sending_with_a_token_and_a_lease() {

@@ -3,7 +3,7 @@ package dev.claimq.api;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.claimq.DefaultApiKey;
+import dev.claimq.AsAdmin;
 import dev.claimq.LogCapture;
 import dev.claimq.PlainHttp;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  * and never a line that the client wrote.
  */
 @QuarkusTest
-class ClientMistakeLogTest {
-  private static final String ADMIN = "Bearer " + DefaultApiKey.ADMIN;
+class ClientMistakeLogTest extends AsAdmin {
+  private static final String ADMIN = "Bearer " + AsAdmin.ADMIN;
 
   @TestHTTPResource("/")
   URI base;

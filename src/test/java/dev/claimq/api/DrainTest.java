@@ -6,6 +6,7 @@ import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /** Many workers, one queue: every item is handed out once and completed once. */
 @QuarkusTest
-class DrainTest {
+class DrainTest extends AsAdmin {
 
   @Test
   void eight_workers_drain_two_thousand_items_each_exactly_once() throws Exception {

@@ -10,6 +10,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
 
+import dev.claimq.AsAdmin;
 import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -18,7 +19,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
-class EnqueueTest {
+class EnqueueTest extends AsAdmin {
 
   @Test
   void enqueue_creates_a_pending_item_and_answers_201_with_its_location() {

@@ -17,17 +17,20 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
+import dev.claimq.AsAdmin;
+import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import io.restassured.response.Response;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
-class FinishTest {
+class FinishTest extends AsAdmin {
 
   @Test
   void complete_marks_the_item_done_and_records_the_external_ref() {
@@ -58,6 +61,27 @@ class FinishTest {
     String first = complete(id, body).then().statusCode(200).extract().asString();
 
     complete(id, body).then().statusCode(200).body(equalTo(first));
+  }
+
+  @Test
+  void concurrent_repeats_of_one_complete_all_answer_200_and_finish_the_attempt_once()
+      throws Exception {
+    // The repeats that wait for the first one's row lock find the item done when they get it;
+    // their answer must say so (a replay), not explain the refusal from the state before it.
+    String queue = uniqueQueue("recomplete-race");
+    for (int round = 0; round < 10; round++) {
+      String id = enqueued(queue, "k" + round, round);
+      String token = claimedNext(queue, "w").path("claimToken");
+      Map<String, String> body = Map.of("claimToken", token, "externalRef", "msg_" + round);
+
+      List<Integer> statuses = Race.of(8, thread -> complete(id, body).statusCode());
+
+      assertThat(statuses).as("round %d", round).containsOnly(200);
+      RestAssured.get("/v1/items/{id}/attempts", id)
+          .then()
+          .body("attempts.size()", equalTo(1))
+          .body("attempts[0].outcome", equalTo("done"));
+    }
   }
 
   @Test

@@ -13,7 +13,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.claimq.DefaultApiKey;
+import dev.claimq.AsAdmin;
 import dev.claimq.api.HostileRequests.Against;
 import dev.claimq.api.HostileRequests.Draft;
 import dev.claimq.api.HostileRequests.Hostile;
@@ -74,7 +74,7 @@ import org.junit.jupiter.api.Test;
  * 2,000, with random positions, lengths, values and combinations.
  */
 @QuarkusTest
-class HostileInputTest {
+class HostileInputTest extends AsAdmin {
   /** What no response may show: a stack trace, or the name of a Java class or package. */
   private static final Pattern LEAKED_INTERNALS =
       Pattern.compile("\\bjava\\.|\\bio\\.quarkus|\\bcom\\.fasterxml|Exception\\b|\\tat ");
@@ -493,7 +493,7 @@ class HostileInputTest {
         HttpRequest.newBuilder(
                 URI.create(root.getScheme() + "://" + root.getRawAuthority() + request.target()))
             .timeout(Duration.ofSeconds(60))
-            .header("Authorization", "Bearer " + DefaultApiKey.ADMIN);
+            .header("Authorization", "Bearer " + AsAdmin.ADMIN);
     if (request.contentType() != null) {
       builder.header("Content-Type", request.contentType());
     }

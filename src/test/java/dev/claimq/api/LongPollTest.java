@@ -8,8 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.claimq.queue.ClaimWaiters;
-import dev.claimq.queue.ClaimableListener;
+import dev.claimq.AsAdmin;
+import dev.claimq.longpoll.ClaimableListener;
+import dev.claimq.longpoll.ParkedClaims;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -45,7 +46,7 @@ import org.postgresql.PGNotification;
  */
 @QuarkusTest
 @TestProfile(LongPollTest.SignalOnly.class)
-class LongPollTest {
+class LongPollTest extends AsAdmin {
 
   public static class SignalOnly implements QuarkusTestProfile {
     @Override
@@ -57,7 +58,7 @@ class LongPollTest {
   @TestHTTPResource("/")
   URI base;
 
-  @Inject ClaimWaiters waiters;
+  @Inject ParkedClaims waiters;
   @Inject jakarta.persistence.EntityManager entityManager;
   @Inject javax.sql.DataSource dataSource;
 

@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.containsString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * ./mvnw package -DskipTests (the build writes openapi/) and commit the result.
  */
 @QuarkusTest
-class OpenApiDocumentTest {
+class OpenApiDocumentTest extends AsAdmin {
   private static final String REFRESH =
       "openapi/ is out of date: run ./mvnw package -DskipTests and commit openapi/";
 

@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import static dev.claimq.Api.cancel;
+import static dev.claimq.Api.claim;
 import static dev.claimq.Api.claimedNext;
 import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueued;
@@ -16,6 +17,8 @@ import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
 
+import dev.claimq.AsAdmin;
+import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import java.util.ArrayList;
@@ -25,7 +28,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
-class OperatorTest {
+class OperatorTest extends AsAdmin {
 
   @Test
   void a_cursor_spelled_otherwise_than_it_was_issued_is_a_400() {
@@ -157,6 +160,32 @@ class OperatorTest {
     complete(id, Map.of("claimToken", token)).then().statusCode(200);
     problem(cancel(id), 409, "state-conflict");
     problem(cancel("424242424242"), 404, "item-not-found");
+  }
+
+  @Test
+  void cancels_racing_a_claim_let_exactly_one_win_and_refuse_with_the_state_after_it()
+      throws Exception {
+    String queue = uniqueQueue("cancel-race");
+    for (int round = 0; round < 10; round++) {
+      String id = enqueued(queue, "k" + round, round);
+
+      // Thread 0 claims, the others cancel, all at once.
+      List<Response> answers =
+          Race.of(8, thread -> thread == 0 ? claim(id, Map.of("worker", "w")) : cancel(id));
+
+      List<Integer> statuses = answers.stream().map(Response::statusCode).toList();
+      assertThat(statuses.stream().filter(status -> status == 200))
+          .as("round %d: %s", round, statuses)
+          .hasSize(1);
+      String state = item(id).path("state");
+      assertThat(state).isIn("sending", "cancelled");
+      for (Response refused : answers.subList(1, answers.size())) {
+        if (refused.statusCode() == 409) {
+          // A cancel that waited for the winner's lock says what the item became, not what it was.
+          assertThat(refused.<String>path("detail")).contains("is " + state + ":");
+        }
+      }
+    }
   }
 
   @Test

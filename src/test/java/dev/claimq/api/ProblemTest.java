@@ -5,13 +5,14 @@ import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.not;
 
+import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import org.junit.jupiter.api.Test;
 
 /** Errors that come from HTTP itself are problem+json too, and give nothing away. */
 @QuarkusTest
-class ProblemTest {
+class ProblemTest extends AsAdmin {
 
   @Test
   void an_unknown_path_is_a_404_problem() {

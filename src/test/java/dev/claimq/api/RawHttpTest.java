@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.claimq.DefaultApiKey;
+import dev.claimq.AsAdmin;
 import dev.claimq.LogCapture;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -31,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * logged as the service's own error.
  */
 @QuarkusTest
-class RawHttpTest {
-  private static final String AUTH = "Authorization: Bearer " + DefaultApiKey.ADMIN + "\r\n";
+class RawHttpTest extends AsAdmin {
+  private static final String AUTH = "Authorization: Bearer " + AsAdmin.ADMIN + "\r\n";
   private final ObjectMapper json = new ObjectMapper();
 
   @TestHTTPResource("/")

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.networknt.schema.JsonSchemaFactory;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
+import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * really sends.
  */
 @QuarkusTest
-class ResponsesMatchTheDocumentTest {
+class ResponsesMatchTheDocumentTest extends AsAdmin {
   private final ObjectMapper json = new ObjectMapper();
   private final JsonSchemaFactory schemas =
       JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012);

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.AsAdmin;
 import dev.claimq.PlainHttp;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * plain HTTP client so that no default key leaks in.
  */
 @QuarkusTest
-class SecurityTest {
+class SecurityTest extends AsAdmin {
   private static final Map<String, String> CALLERS = new LinkedHashMap<>();
 
   static {

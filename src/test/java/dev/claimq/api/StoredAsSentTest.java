@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.Api;
-import dev.claimq.DefaultApiKey;
+import dev.claimq.AsAdmin;
 import dev.claimq.PlainHttp;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -32,11 +32,11 @@ import org.junit.jupiter.api.Test;
  * exactly what is being tested.
  */
 @QuarkusTest
-class StoredAsSentTest {
+class StoredAsSentTest extends AsAdmin {
   @TestHTTPResource("/")
   URI base;
 
-  private static final String ADMIN = "Bearer " + DefaultApiKey.ADMIN;
+  private static final String ADMIN = "Bearer " + AsAdmin.ADMIN;
   private final ObjectMapper json = new ObjectMapper();
 
   @Test

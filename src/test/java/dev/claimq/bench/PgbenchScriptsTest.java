@@ -1,118 +1,185 @@
 package dev.claimq.bench;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.claimq.queue.ItemRepository;
-import java.io.IOException;
-import java.lang.reflect.Field;
+import dev.claimq.Processes;
+import dev.claimq.store.SqlFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The benchmark's "raw SQL" rows are only a fair limit while bench/pgbench runs exactly the
- * statements the service runs. Each copied statement there follows a marker line {@code --
- * ItemRepository.NAME}, optionally {@code (param: replacement)} for a parameter pgbench cannot bind
- * (a null, rows of an earlier statement); this test holds the copies to the repository's constants,
- * white space aside. Plain JUnit: no Quarkus, no database.
+ * The benchmark's "raw SQL" rows are only a fair limit while pgbench runs exactly the statements
+ * the service runs: its scripts are generated from db/item.sql, and here each one runs once,
+ * against a schema of its own made by the service's migrations. No Quarkus.
  */
 class PgbenchScriptsTest {
+  private static final Path TEMPLATES = Path.of("bench", "pgbench");
+  private static final String URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
+  private static final String SCHEMA = "claimq_pgbench";
+  private static final SqlFile STATEMENTS = SqlFile.load("db/item.sql");
 
-  private static final Path SCRIPTS = Path.of("bench", "pgbench");
-  private static final Pattern MARKER =
-      Pattern.compile("^-- ItemRepository\\.([A-Z_]+)(?: \\((\\w+): (.+)\\))?$");
+  @BeforeAll
+  static void migrate() {
+    flyway().clean();
+    flyway().migrate();
+  }
 
-  record Copy(String file, String constant, String parameter, String replacement, String sql) {}
+  @AfterAll
+  static void drop() throws Exception {
+    sql("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+  }
 
   @Test
-  void every_pgbench_statement_is_the_repository_statement_it_names() throws Exception {
-    List<Copy> copies = copies();
-    for (Copy copy : copies) {
-      String expected = repositorySql(copy.constant());
-      if (copy.parameter() != null) {
-        assertTrue(
-            expected.contains(":" + copy.parameter()),
-            copy.file() + ": " + copy.constant() + " has no :" + copy.parameter());
-        expected = expected.replace(":" + copy.parameter(), copy.replacement());
-      }
-      assertEquals(
-          normalize(expected),
-          normalize(copy.sql()),
-          copy.file()
-              + " no longer matches ItemRepository."
-              + copy.constant()
-              + ": copy the statement again");
-    }
+  void each_script_holds_its_blocks_of_item_sql_as_written() throws Exception {
+    Map<String, String> scripts = PgbenchScripts.generate(STATEMENTS, TEMPLATES);
+
+    assertThat(scripts.get("claim-complete.sql"))
+        .contains(STATEMENTS.blocks().get("claim-next").sql() + "\n\\gset")
+        .contains(STATEMENTS.blocks().get("complete").sql() + ";");
+    assertThat(scripts.get("enqueue.sql"))
+        .contains(STATEMENTS.blocks().get("enqueue").with("runAt", "NULL") + ";")
+        .doesNotContain(":runAt");
   }
 
   @Test
   void the_scripts_cover_enqueue_claim_next_complete_claim_by_id_and_the_batch_drain()
       throws Exception {
     Set<String> covered = new TreeSet<>();
-    copies().forEach(copy -> covered.add(copy.constant()));
-    assertEquals(
-        Set.of(
-            "INSERT_IF_ABSENT",
-            "FIND_WITH_EQUAL_PAYLOAD",
-            "CLAIM_NEXT",
-            "COMPLETE",
-            "CLAIM_BY_ID",
-            "CLAIM_NEXT_BATCH",
-            "COMPLETE_BATCH"),
-        covered);
-  }
-
-  private static List<Copy> copies() throws IOException {
-    List<Copy> copies = new ArrayList<>();
-    try (Stream<Path> files = Files.list(SCRIPTS)) {
-      for (Path file : files.filter(f -> f.toString().endsWith(".sql")).sorted().toList()) {
-        List<String> lines = Files.readAllLines(file);
-        for (int i = 0; i < lines.size(); i++) {
-          Matcher marker = MARKER.matcher(lines.get(i).trim());
-          if (!marker.matches()) {
-            continue;
-          }
-          // The statement runs to the line ending in ";" or to a \gset line, whichever is first.
-          StringBuilder sql = new StringBuilder();
-          for (int j = i + 1; j < lines.size(); j++) {
-            String line = lines.get(j);
-            if (line.trim().startsWith("\\gset")) {
-              break;
-            }
-            sql.append(line).append('\n');
-            if (line.trim().endsWith(";")) {
-              break;
-            }
-          }
-          copies.add(
-              new Copy(
-                  file.getFileName().toString(),
-                  marker.group(1),
-                  marker.group(2),
-                  marker.group(3),
-                  sql.toString().trim().replaceAll(";$", "")));
-        }
+    try (var files = Files.list(TEMPLATES)) {
+      for (Path template : files.filter(f -> f.toString().endsWith(".pgbench")).toList()) {
+        covered.addAll(PgbenchScripts.blocksOf(Files.readAllLines(template)));
       }
     }
-    assertTrue(copies.size() >= 5, "no marked statements found in " + SCRIPTS.toAbsolutePath());
-    return copies;
+    assertThat(covered)
+        .containsExactlyInAnyOrder(
+            "enqueue", "claim-next", "complete", "claim", "claim-next-batch", "complete-batch");
   }
 
-  private static String repositorySql(String constant) throws ReflectiveOperationException {
-    Field field = ItemRepository.class.getDeclaredField(constant);
-    field.setAccessible(true);
-    return String.valueOf(field.get(null)); // an Sql prints its text
+  @Test
+  void a_template_that_names_no_block_or_no_parameter_is_refused(@TempDir Path dir)
+      throws Exception {
+    Files.writeString(dir.resolve("x.pgbench"), "-- item.sql: no-such-block\n");
+    assertThatThrownBy(() -> PgbenchScripts.generate(STATEMENTS, dir))
+        .hasMessageContaining("no block no-such-block");
+
+    Files.writeString(dir.resolve("x.pgbench"), "-- item.sql: complete (runAt: NULL)\n");
+    assertThatThrownBy(() -> PgbenchScripts.generate(STATEMENTS, dir))
+        .hasMessageContaining("no :runAt");
   }
 
-  private static String normalize(String sql) {
-    return sql.replaceAll("\\s+", " ").replaceAll("\\( ", "(").replaceAll(" \\)", ")").trim();
+  @Test
+  void every_generated_script_runs_on_the_migrated_schema(@TempDir Path out) throws Exception {
+    PgbenchScripts.main(new String[] {TEMPLATES.toString(), out.toString()});
+    sql("CREATE SEQUENCE " + SCHEMA + ".bench_claim_ids");
+    // Work for the claims: ids from the sequence's start, due now.
+    sql(
+        "INSERT INTO "
+            + SCHEMA
+            + ".item (queue, dedupe_key, payload, max_attempts)"
+            + " SELECT 'bench', 'pre-' || n, '{}', 5 FROM generate_series(1, 30) n");
+
+    for (String script :
+        List.of(
+            "enqueue.sql",
+            "enqueue-duplicate.sql",
+            "claim-by-id.sql",
+            "claim-complete.sql",
+            "batch-claim-complete.sql")) {
+      Processes.Result run = pgbench(out.resolve(script));
+      assertThat(run.exit()).as(script + ":\n" + run.output()).isZero();
+      assertThat(run.output()).as(script).contains("actually processed: 1/1");
+    }
+
+    // What they did, counted in the table: each claim opened an attempt, each complete closed it.
+    assertThat(count("SELECT count(*) FROM " + SCHEMA + ".item WHERE dedupe_key NOT LIKE 'pre-%'"))
+        .as("the enqueues' items")
+        .isBetween(1L, 2L);
+    assertThat(count("SELECT count(*) FROM " + SCHEMA + ".attempt")).isEqualTo(1 + 1 + 10);
+    assertThat(count("SELECT count(*) FROM " + SCHEMA + ".item WHERE state = 'done'"))
+        .isEqualTo(1 + 10);
+  }
+
+  private static Processes.Result pgbench(Path script) throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(pgbenchBinary());
+    command.addAll(
+        List.of("-n", "-M", "prepared", "-c", "1", "-t", "1", "-h", "127.0.0.1", "-U", "postgres"));
+    for (String variable :
+        List.of(
+            "queue=bench",
+            "payload={\"to\": \"bench@example.com\"}",
+            "priority=0",
+            "maxAttempts=5",
+            "enqueuedBy=bench",
+            "worker=bench",
+            "leaseSeconds=600",
+            "externalRef=bench",
+            "actor=bench",
+            "dupeKeys=1",
+            "max=10",
+            "tokens=[\"t1\", \"t2\", \"t3\", \"t4\", \"t5\", \"t6\", \"t7\", \"t8\", \"t9\", \"t10\"]")) {
+      command.add("-D");
+      command.add(variable);
+    }
+    command.addAll(List.of("-f", script.toString(), "postgres"));
+    return Processes.run(
+        command, Path.of("."), Map.of("PGOPTIONS", "-c search_path=" + SCHEMA + ",public"), 60);
+  }
+
+  /** PostgreSQL's server package ships pgbench beside initdb. */
+  private static String pgbenchBinary() throws Exception {
+    try (var versions = Files.list(Path.of("/usr/lib/postgresql"))) {
+      return versions
+          .map(version -> version.resolve("bin/pgbench"))
+          .filter(Files::isExecutable)
+          .map(Path::toString)
+          .sorted()
+          .reduce((first, second) -> second)
+          .orElse("pgbench");
+    } catch (java.nio.file.NoSuchFileException e) {
+      return "pgbench";
+    }
+  }
+
+  private static Flyway flyway() {
+    return Flyway.configure()
+        .dataSource(URL, "postgres", "")
+        .schemas(SCHEMA)
+        .defaultSchema(SCHEMA)
+        .createSchemas(true)
+        .cleanDisabled(false)
+        .locations("classpath:db/migration")
+        .load();
+  }
+
+  private static void sql(String statement) throws Exception {
+    try (Connection connection = DriverManager.getConnection(URL, "postgres", "");
+        Statement st = connection.createStatement()) {
+      st.execute(statement);
+    }
+  }
+
+  private static long count(String query) throws Exception {
+    try (Connection connection = DriverManager.getConnection(URL, "postgres", "");
+        Statement st = connection.createStatement();
+        ResultSet rows = st.executeQuery(query)) {
+      rows.next();
+      return rows.getLong(1);
+    }
   }
 }

@@ -4,6 +4,7 @@ import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.claimq.AsAdmin;
 import dev.claimq.client.api.AgentsApi;
 import dev.claimq.client.api.OperatorsApi;
 import dev.claimq.client.api.WorkersApi;
@@ -39,7 +40,7 @@ import org.junit.jupiter.api.Test;
  * library leaves to a request interceptor.
  */
 @QuarkusTest
-class GeneratedJavaClientTest {
+class GeneratedJavaClientTest extends AsAdmin {
   @TestHTTPResource("/")
   URI base;
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.Api;
+import dev.claimq.AsAdmin;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -39,7 +40,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * sent exactly once. A missing python3, node or curl fails these tests; CI installs them.
  */
 @QuarkusTest
-class ReferenceWorkersTest {
+class ReferenceWorkersTest extends AsAdmin {
   static final String AGENT_KEY = env("CLAIMQ_AGENT_KEY", "dev-agent-key");
   static final String WORKER_KEY = env("CLAIMQ_WORKER_KEY", "dev-worker-key");
   static final String OPERATOR_KEY = env("CLAIMQ_OPERATOR_KEY", "dev-operator-key");

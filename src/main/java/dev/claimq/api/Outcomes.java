@@ -1,0 +1,91 @@
+package dev.claimq.api;
+
+import dev.claimq.queue.Answer;
+import dev.claimq.queue.Outcome;
+import dev.claimq.store.Item;
+
+/**
+ * The one table from what a use case did to what the client hears: the status, and for a refusal
+ * its problem type, title and detail. Single calls and batch entries both answer from it.
+ */
+final class Outcomes {
+  private Outcomes() {}
+
+  /** A status, and for a refusal (4xx) the problem's slug and title. */
+  record Status(int code, String slug, String title) {
+    boolean refusal() {
+      return code >= 400;
+    }
+  }
+
+  static Status of(Outcome outcome) {
+    return switch (outcome) {
+      case CREATED -> new Status(201, null, null);
+      case CHANGED, REPLAYED -> new Status(200, null, null);
+      case NOT_CLAIMED -> new Status(204, null, null);
+      case NOT_FOUND -> new Status(404, "item-not-found", "Item not found");
+      case STALE_CLAIM -> new Status(409, "stale-claim", "Stale claim");
+      case NOT_RETRYABLE, NOT_CANCELLABLE ->
+          new Status(409, "state-conflict", "Not allowed in this state");
+      case KEY_REUSED -> new Status(422, "dedupe-key-reused", "Dedupe key reused");
+    };
+  }
+
+  /** Why a refusal, in words a client can act on; {@code id} is the id as the client named it. */
+  static String detail(Outcome outcome, String id, Item item) {
+    return switch (outcome) {
+      case NOT_FOUND -> "No item has id '" + id + "'.";
+      case STALE_CLAIM ->
+          "The claim token is not the current claim of item "
+              + item.id
+              + " (the item is now "
+              + item.state.wireName()
+              + "). Its lease may have expired; stop working on this item.";
+      case NOT_RETRYABLE ->
+          "Item "
+              + item.id
+              + " is "
+              + item.state.wireName()
+              + ": only failed or cancelled items can be retried.";
+      case NOT_CANCELLABLE ->
+          "Item "
+              + item.id
+              + " is "
+              + item.state.wireName()
+              + ": only pending or failed items can be cancelled.";
+      case KEY_REUSED ->
+          "Queue '"
+              + item.queue
+              + "' already has item "
+              + item.id
+              + " with dedupe key '"
+              + item.dedupeKey
+              + "' and a different payload. A dedupe key names one piece of work: use a new key"
+              + " for different work.";
+      case CREATED, CHANGED, REPLAYED, NOT_CLAIMED -> null;
+    };
+  }
+
+  /** The answer's item when the outcome is a success; a refusal is thrown, as its problem. */
+  static Item itemOf(Answer answer, long id) {
+    if (of(answer.outcome()).refusal()) {
+      throw new RefusedException(answer.outcome(), Long.toString(id), answer.item());
+    }
+    return answer.item();
+  }
+
+  /** The same, for an answer that names its item whenever it refuses (an enqueue's). */
+  static Item itemOf(Answer answer) {
+    return itemOf(answer, answer.item() == null ? 0 : answer.item().id);
+  }
+
+  /** A refusal on its way to the client as problem+json (see ProblemMappers). */
+  static final class RefusedException extends RuntimeException {
+    final Status status;
+
+    RefusedException(Outcome outcome, String id, Item item) {
+      super(detail(outcome, id, item), null, false, false); // an answer, not a failure: no trace
+      this.status = of(outcome);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+package dev.claimq.longpoll;
+
+import dev.claimq.queue.BatchService;
+import dev.claimq.queue.WorkService;
+import dev.claimq.store.Item;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Claim-next with a wait: tries at once, and while there is nothing to claim parks the request in
+ * {@link ParkedClaims} (no thread, no connection) until an item may be claimable or time is up.
+ */
+@ApplicationScoped
+public class ClaimOrWait {
+  private final WorkService work;
+  private final BatchService batches;
+  private final ParkedClaims waiters;
+
+  ClaimOrWait(WorkService work, BatchService batches, ParkedClaims waiters) {
+    this.work = work;
+    this.batches = batches;
+    this.waiters = waiters;
+  }
+
+  /** Up to {@code max} items (one when max is null), waiting up to {@code wait} for the first. */
+  public Uni<List<Item>> claimNext(
+      String queue, String worker, Integer leaseSeconds, Integer max, Duration wait) {
+    Supplier<List<Item>> attempt =
+        max == null
+            ? () -> work.claimNext(queue, worker, leaseSeconds).stream().toList()
+            : () -> batches.claimNext(queue, worker, leaseSeconds, max);
+    return attempt(queue, attempt, System.nanoTime() + wait.toNanos());
+  }
+
+  private Uni<List<Item>> attempt(String queue, Supplier<List<Item>> attempt, long deadline) {
+    return Uni.createFrom()
+        .item(attempt)
+        .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+        .onItem()
+        .transformToUni(
+            claims -> {
+              if (!claims.isEmpty()) {
+                waiters.wakeOne(queue); // there may be more: let the next waiter look
+                return Uni.createFrom().item(claims);
+              }
+              long remaining = deadline - System.nanoTime();
+              // Timers take whole milliseconds (and refuse less than one): under one is time up.
+              if (remaining < 1_000_000) {
+                return Uni.createFrom().item(claims);
+              }
+              return waiters
+                  .await(queue, Duration.ofNanos(remaining))
+                  .onItem()
+                  .transformToUni(
+                      woken ->
+                          woken
+                              ? attempt(queue, attempt, deadline)
+                              : Uni.createFrom().item(List.<Item>of()));
+            });
+  }
+}

@@ -1,0 +1,209 @@
+package dev.claimq.longpoll;
+
+import dev.claimq.config.ClaimqConfig;
+import dev.claimq.queue.ClaimTokens;
+import dev.claimq.queue.ItemsEnqueued;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * Wakes parked long-poll claims when an item becomes claimable. New items are signalled by the
+ * service after their enqueue commits: a parked claim on this instance is woken at once, and the
+ * other instances hear of it by a NOTIFY sent a few milliseconds later on a pooled connection,
+ * outside any enqueue transaction (a NOTIFY inside one would serialize every enqueue's commit), one
+ * per queue for all the enqueues of those milliseconds. Items put back to pending are signalled by
+ * a trigger (V2__notify_claimable.sql). The listener holds one connection of its own, outside the
+ * pool, checks that it still answers when it has been quiet for a while, and reconnects if it drops
+ * or stops answering. Signals can be lost (while it reconnects, or when an announcement fails), so
+ * a fallback poll wakes one waiter per queue every claimq.long-poll.fallback-interval as well.
+ */
+@ApplicationScoped
+public class ClaimableListener {
+  private static final Logger LOG = Logger.getLogger(ClaimableListener.class);
+  // How long one wait for notifications lasts: also how long shutdown may wait for the thread.
+  private static final int WAIT_MILLIS = 500;
+  // A connection that has heard nothing for this long is asked to answer: a half-open one (a
+  // network cut, a hung server) would otherwise deliver no notification, and raise no error, ever.
+  private static final long LIVENESS_MILLIS = 5_000;
+  // How long the server may take to answer that, or to accept a connection, before it is dropped.
+  private static final String TIMEOUT_SECONDS = "5";
+  // Enqueues within this window share one announcement per queue.
+  private static final long ANNOUNCE_DELAY_MILLIS = 5;
+
+  private final ParkedClaims waiters;
+  private final String url;
+  private final Properties credentials = new Properties();
+  private final String channel;
+  private final java.util.Set<String> toAnnounce =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean announceScheduled = new AtomicBoolean();
+  private final ScheduledExecutorService announcer =
+      Executors.newSingleThreadScheduledExecutor(
+          task -> {
+            Thread thread = new Thread(task, "claimq-claimable-announcer");
+            thread.setDaemon(true);
+            return thread;
+          });
+  // Sent with every announcement, so this instance can tell its own (whose waiters it woke
+  // already) from other instances'. The trigger's notifications carry no tag.
+  private final String instanceTag = ClaimTokens.next().substring(0, 16);
+  private final DataSource dataSource;
+  private volatile boolean running;
+  private Thread thread;
+
+  ClaimableListener(
+      ParkedClaims waiters,
+      ClaimqConfig config,
+      DataSource dataSource,
+      @ConfigProperty(name = "quarkus.datasource.jdbc.url") String url,
+      @ConfigProperty(name = "quarkus.datasource.username") java.util.Optional<String> username,
+      @ConfigProperty(name = "quarkus.datasource.password") java.util.Optional<String> password) {
+    this.waiters = waiters;
+    this.dataSource = dataSource;
+    this.url = url;
+    username.ifPresent(user -> credentials.setProperty("user", user));
+    password.ifPresent(secret -> credentials.setProperty("password", secret));
+    this.channel = "claimq." + config.schema();
+    credentials.setProperty("connectTimeout", TIMEOUT_SECONDS);
+    credentials.setProperty("socketTimeout", TIMEOUT_SECONDS);
+    credentials.setProperty("tcpKeepAlive", "true");
+    credentials.setProperty("ApplicationName", listenerName(channel));
+  }
+
+  void start(@Observes StartupEvent event) {
+    running = true;
+    thread = new Thread(this::listen, "claimq-claimable-listener");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    running = false;
+    announcer.shutdownNow();
+    if (thread != null) {
+      thread.interrupt();
+    }
+  }
+
+  /** After an enqueue has committed: wake a claim parked here now, and tell the other instances. */
+  void onEnqueued(@Observes ItemsEnqueued event) {
+    waiters.wakeOne(event.queue());
+    toAnnounce.add(event.queue());
+    if (announceScheduled.compareAndSet(false, true)) {
+      try {
+        announcer.schedule(this::announce, ANNOUNCE_DELAY_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException shuttingDown) {
+        announceScheduled.set(false);
+      }
+    }
+  }
+
+  @Scheduled(
+      identity = "long-poll-fallback",
+      every = "${claimq.long-poll.fallback-interval}",
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+  void fallbackPoll() {
+    waiters.wakeOneOfEach();
+  }
+
+  private void listen() {
+    long backoffMillis = 250;
+    while (running) {
+      try (Connection connection = DriverManager.getConnection(url, credentials)) {
+        try (Statement statement = connection.createStatement()) {
+          statement.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
+        }
+        LOG.debugf("listening on %s", channel);
+        backoffMillis = 250;
+        waiters.wakeOneOfEach(); // signals may have been missed while disconnected
+        PGConnection postgres = connection.unwrap(PGConnection.class);
+        long heardAt = System.nanoTime();
+        while (running) {
+          PGNotification[] notifications = postgres.getNotifications(WAIT_MILLIS);
+          if (notifications != null && notifications.length > 0) {
+            heardAt = System.nanoTime();
+            for (PGNotification notification : notifications) {
+              wake(notification.getParameter());
+            }
+          } else if (System.nanoTime() - heardAt > TimeUnit.MILLISECONDS.toNanos(LIVENESS_MILLIS)) {
+            try (Statement alive = connection.createStatement()) {
+              alive.execute("SELECT 1"); // throws within the socket timeout if nobody answers
+            }
+            heardAt = System.nanoTime();
+          }
+        }
+      } catch (SQLException e) {
+        if (running) {
+          LOG.warnf("claimable listener lost its connection (%s); retrying", e.getMessage());
+          sleep(backoffMillis);
+          backoffMillis = Math.min(backoffMillis * 2, 5_000);
+        }
+      }
+    }
+  }
+
+  /** The listener's connection's application_name, by which an operator can find it. */
+  public static String listenerName(String channel) {
+    return "claimq-listener " + channel;
+  }
+
+  /** A notification is "queue" (from the trigger) or "queue tag" (from an instance). */
+  private void wake(String payload) {
+    int space = payload.indexOf(' ');
+    if (space < 0) {
+      waiters.wakeOne(payload);
+    } else if (!payload.substring(space + 1).equals(instanceTag)) {
+      waiters.wakeOne(payload.substring(0, space)); // our own woke our waiters already
+    }
+  }
+
+  /** Sends one NOTIFY per queue that got new items since the last announcement. */
+  private void announce() {
+    announceScheduled.set(false); // from here on, a new enqueue schedules the next announcement
+    List<String> queues = new ArrayList<>(toAnnounce);
+    toAnnounce.removeAll(queues);
+    if (queues.isEmpty()) {
+      return;
+    }
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement notify =
+            connection.prepareStatement("SELECT pg_notify(?, q || ' ' || ?) FROM unnest(?) AS q")) {
+      notify.setString(1, channel);
+      notify.setString(2, instanceTag);
+      notify.setArray(3, connection.createArrayOf("text", queues.toArray()));
+      notify.execute();
+    } catch (SQLException | RuntimeException e) {
+      // The other instances' fallback poll finds these items instead, a little later.
+      LOG.debugf("could not announce new items in %s: %s", queues, e.getMessage());
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,42 @@
+package dev.claimq.maintenance;
+
+import dev.claimq.config.ClaimqConfig;
+import dev.claimq.store.ItemRepository;
+import jakarta.enterprise.context.ApplicationScoped;
+import org.jboss.logging.Logger;
+
+/**
+ * Vacuums the item table as soon as enough dead rows pile up. Every claim leaves a dead entry at
+ * the front of the claim index, and claim-next reads that index from the front, so until a VACUUM
+ * removes them each claim steps over all of them: after 300,000 claims, 1,800 index pages and 6 ms
+ * a claim; after a VACUUM that took half a second, 6 pages and 0.1 ms. Autovacuum looks at each
+ * database once a minute by default, which at thousands of claims a second is far too late; this
+ * job looks every few seconds and costs one read of PostgreSQL's statistics when there is nothing
+ * to do. Autovacuum still runs as well.
+ */
+@ApplicationScoped
+public class Vacuum {
+  private static final Logger LOG = Logger.getLogger(Vacuum.class);
+
+  private final ItemRepository items;
+  private final ClaimqConfig.Vacuum config;
+
+  Vacuum(ItemRepository items, ClaimqConfig config) {
+    this.items = items;
+    this.config = config.vacuum();
+  }
+
+  /** Vacuums the item table when it has claimq.vacuum.dead-rows dead rows; says whether it did. */
+  public boolean vacuumIfNeeded() {
+    long dead = items.deadRows();
+    if (dead < config.deadRows()) {
+      return false;
+    }
+    long start = System.nanoTime();
+    items.vacuum();
+    LOG.debugf(
+        "vacuumed the item table (%d dead rows) in %d ms",
+        dead, (System.nanoTime() - start) / 1_000_000);
+    return true;
+  }
+}

@@ -1,8 +1,0 @@
-package dev.claimq.queue;
-
-/** No item has the id the caller named. */
-public class ItemNotFoundException extends RuntimeException {
-  public ItemNotFoundException(String id) {
-    super("No item has id '" + id + "'.");
-  }
-}

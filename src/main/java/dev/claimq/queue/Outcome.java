@@ -1,0 +1,26 @@
+package dev.claimq.queue;
+
+/**
+ * What a use case did, in the queue's words. The api turns each into an HTTP status and, for the
+ * refusals, a problem type, in one table (api.Outcomes), for single and batch answers alike.
+ */
+public enum Outcome {
+  /** An enqueue made a new item. */
+  CREATED,
+  /** The change was made: claimed, extended, completed, failed, retried or cancelled. */
+  CHANGED,
+  /** The same request was accepted before (an enqueue of the same work, a repeated finish). */
+  REPLAYED,
+  /** A claim that did not win: another worker holds the item, it is finished, or not due yet. */
+  NOT_CLAIMED,
+  /** The enqueue's dedupe key already names an item with a different payload. */
+  KEY_REUSED,
+  /** No item has the id, or none the caller may see. */
+  NOT_FOUND,
+  /** The claim token is not the item's current claim. */
+  STALE_CLAIM,
+  /** An operator's retry of an item that is neither failed nor cancelled. */
+  NOT_RETRYABLE,
+  /** An operator's cancel of an item that is neither pending nor failed. */
+  NOT_CANCELLABLE
+}

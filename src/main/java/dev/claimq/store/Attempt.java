@@ -1,0 +1,35 @@
+package dev.claimq.store;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import java.time.Instant;
+
+/** One claim of an item and how it ended; written only by {@link ItemRepository}'s statements. */
+@Entity
+@Table(name = "attempt")
+public class Attempt {
+  @Id public Long id;
+
+  @Column(name = "item_id")
+  public Long itemId;
+
+  public int attempt;
+  public String worker;
+
+  @Column(name = "claimed_at")
+  public Instant claimedAt;
+
+  @Column(name = "finished_at")
+  public Instant finishedAt;
+
+  /** done, retry, failed or lease_expired; null while the claim is still open. */
+  public String outcome;
+
+  public String error;
+
+  /** The key that completed or failed it; null when its lease expired. */
+  @Column(name = "finished_by")
+  public String finishedBy;
+}

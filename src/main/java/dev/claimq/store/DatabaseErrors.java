@@ -1,0 +1,57 @@
+package dev.claimq.store;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import org.hibernate.exception.JDBCConnectionException;
+
+/** Telling "the database is away" apart from real failures. */
+public final class DatabaseErrors {
+  private DatabaseErrors() {}
+
+  /**
+   * A lost or refused connection, a pool with none to give, or a server shutting down: the database
+   * is away, which is the client's cue to retry, not a bug. (Any statement that did run ran in a
+   * transaction that did not commit.)
+   */
+  public static boolean unavailable(Throwable e) {
+    for (Throwable cause : causesOf(e)) {
+      if (cause instanceof JDBCConnectionException) {
+        return true;
+      }
+      if (cause instanceof java.sql.SQLException sql) {
+        String state = sql.getSQLState() == null ? "" : sql.getSQLState();
+        String message = sql.getMessage() == null ? "" : sql.getMessage();
+        if (state.startsWith("08") // connection exception
+            || state.startsWith("57P") // admin shutdown, crash shutdown, cannot connect now
+            || state.equals("53300") // too many connections
+            || message.contains("acquisition timeout")) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The exception, its causes and their suppressed exceptions: a failed commit carries the
+   * database's error as a suppressed exception of the transaction manager's, not as its cause.
+   */
+  public static List<Throwable> causesOf(Throwable e) {
+    List<Throwable> found = new ArrayList<>();
+    Deque<Throwable> pending = new ArrayDeque<>(List.of(e));
+    while (!pending.isEmpty() && found.size() < 50) {
+      Throwable next = pending.pop();
+      if (found.stream().anyMatch(seen -> seen == next)) {
+        continue;
+      }
+      found.add(next);
+      if (next.getCause() != null) {
+        pending.add(next.getCause());
+      }
+      pending.addAll(List.of(next.getSuppressed()));
+    }
+    return found;
+  }
+}

@@ -1,0 +1,68 @@
+package dev.claimq.store;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Convert;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import java.time.Instant;
+
+/**
+ * One piece of work. Only ever changed by the conditional statements in {@link ItemRepository},
+ * never persisted or dirtied through the entity. Its annotations are the one mapping of the item
+ * table: Hibernate reads them for operators' browsing, {@link EntityRows} for the statements.
+ */
+@Entity
+@Table(name = "item")
+public class Item {
+  @Id public Long id;
+  public String queue;
+
+  @Column(name = "dedupe_key")
+  public String dedupeKey;
+
+  @Convert(converter = ItemState.DatabaseConverter.class)
+  public ItemState state;
+
+  /** The JSON document as text: stored as jsonb, passed through to the wire untouched. */
+  public String payload;
+
+  public int priority;
+  public int attempts;
+
+  @Column(name = "max_attempts")
+  public int maxAttempts;
+
+  @Column(name = "run_at")
+  public Instant runAt;
+
+  @Column(name = "idempotency_key")
+  public String idempotencyKey;
+
+  @Column(name = "claim_token")
+  public String claimToken;
+
+  @Column(name = "claimed_by")
+  public String claimedBy;
+
+  @Column(name = "lease_seconds")
+  public Integer leaseSeconds;
+
+  @Column(name = "lease_expires_at")
+  public Instant leaseExpiresAt;
+
+  @Column(name = "external_ref")
+  public String externalRef;
+
+  @Column(name = "last_error")
+  public String lastError;
+
+  @Column(name = "enqueued_by")
+  public String enqueuedBy;
+
+  @Column(name = "created_at")
+  public Instant createdAt;
+
+  @Column(name = "updated_at")
+  public Instant updatedAt;
+}

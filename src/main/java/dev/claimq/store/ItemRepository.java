@@ -1,0 +1,376 @@
+package dev.claimq.store;
+
+import io.quarkus.hibernate.orm.panache.PanacheRepository;
+import io.quarkus.panache.common.Parameters;
+import io.quarkus.panache.common.Sort;
+import io.quarkus.runtime.Startup;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+
+/**
+ * Owns every statement on items. Each state change is one conditional statement whose answer is the
+ * row and whether this call changed it, never a read followed by a write; all times come from the
+ * database clock. The statements are written whole in {@code db/item.sql}, each with its
+ * why-comment, and taken from there by name when the service starts.
+ *
+ * <p>They run through {@link Sql}, plain JDBC in autocommit: each is complete on its own, so the
+ * workers' and agents' calls need neither an ORM session nor a JTA transaction, which cut the
+ * service's CPU per drained item about fivefold (docs/performance.md). Panache keeps what it is
+ * good at, operators' filtered, keyset-paged browsing of items and their history.
+ *
+ * <p>Why {@link Sql} and not Jdbi: the two things Jdbi would bring, a {@code :name} lexer and row
+ * mapping, are here a 120-line class and {@link EntityRows}; what we need on top of Jdbi anyway,
+ * named blocks in one file checked against their callers at start, Jdbi does not do (its classpath
+ * locator reads a file per statement). Jdbi would add a library and its ANTLR runtime for the
+ * reader to learn, and no line of this class would get shorter.
+ */
+@ApplicationScoped
+@Startup // the statements are checked against this class when the service starts, not on first use
+public class ItemRepository implements PanacheRepository<Item> {
+
+  /** The row a conditional statement answered with, and whether this call changed it. */
+  public record Changed(boolean changed, Item item) {}
+
+  /**
+   * The row that holds an enqueue's key: inserted by this call, or already there (with a payload
+   * equal to the enqueue's, or not).
+   */
+  public record KeyHolder(boolean inserted, boolean samePayload, Item item) {}
+
+  private static final SqlFile FILE = SqlFile.load("db/item.sql");
+  private static final EntityRows<Item> ITEMS = EntityRows.of(Item.class);
+
+  private static final Sql ENQUEUE =
+      FILE.take(
+          "enqueue",
+          "queue",
+          "dedupeKey",
+          "payload",
+          "priority",
+          "maxAttempts",
+          "runAt",
+          "enqueuedBy");
+  private static final Sql ENQUEUE_BATCH =
+      FILE.take("enqueue-batch", "queue", "batch", "enqueuedBy");
+  private static final Sql CLAIM = FILE.take("claim", "id", "token", "worker", "leaseSeconds");
+  private static final Sql CLAIM_NEXT =
+      FILE.take("claim-next", "queue", "token", "worker", "leaseSeconds");
+  private static final Sql CLAIM_NEXT_BATCH =
+      FILE.take("claim-next-batch", "queue", "max", "tokens", "worker", "leaseSeconds");
+  private static final Sql HEARTBEAT = FILE.take("heartbeat", "id", "token", "leaseSeconds");
+  private static final Sql COMPLETE = FILE.take("complete", "id", "token", "externalRef", "actor");
+  private static final Sql FAIL =
+      FILE.take("fail", "id", "token", "error", "retryable", "delays", "actor");
+  private static final Sql COMPLETE_BATCH = FILE.take("complete-batch", "batch", "actor");
+  private static final Sql FAIL_BATCH = FILE.take("fail-batch", "batch", "actor");
+  private static final Sql RETRY = FILE.take("retry", "id", "actor");
+  private static final Sql CANCEL = FILE.take("cancel", "id", "actor");
+  private static final Sql REAP_EXPIRED_LEASES = FILE.take("reap-expired-leases", "batchSize");
+  private static final Sql PRUNE_FINISHED = FILE.take("prune-finished", "keepSeconds", "batchSize");
+  private static final Sql FIND_BY_ID = FILE.take("find-by-id", "id");
+  private static final Sql QUEUES_BY_ID = FILE.take("queues-by-id", "ids");
+  private static final Sql QUEUE_STATS = FILE.take("queue-stats");
+  private static final Sql DEAD_ROWS = FILE.take("dead-rows");
+  private static final Sql VACUUM = FILE.take("vacuum");
+
+  static {
+    FILE.requireAllTaken();
+  }
+
+  private final DataSource dataSource;
+
+  ItemRepository(DataSource dataSource) {
+    this.dataSource = dataSource;
+  }
+
+  /**
+   * Inserts the item unless its (queue, dedupe key) is taken, and answers with the key's holder.
+   * Empty when the holder is not visible to this statement (it committed meanwhile, or was
+   * deleted): the caller goes again.
+   */
+  public Optional<KeyHolder> enqueue(NewItem item) {
+    return ENQUEUE
+        .on(dataSource)
+        .set("queue", item.queue())
+        .set("dedupeKey", item.dedupeKey())
+        .set("payload", item.payload())
+        .set("priority", item.priority())
+        .set("maxAttempts", item.maxAttempts())
+        .set("runAt", item.runAt())
+        .set("enqueuedBy", item.enqueuedBy())
+        .list(ItemRepository::keyHolder)
+        .stream()
+        .reduce(ItemRepository::onlyOne);
+  }
+
+  /**
+   * Enqueues every entry of the batch document whose key is new; answers, by entry position from 1,
+   * the row that holds each entry's key. An entry whose holder this statement cannot see is left
+   * out.
+   */
+  public Map<Integer, KeyHolder> enqueueBatch(String queue, String batchJson, String enqueuedBy) {
+    Map<Integer, KeyHolder> holders = new HashMap<>();
+    ENQUEUE_BATCH
+        .on(dataSource)
+        .set("queue", queue)
+        .set("batch", batchJson)
+        .set("enqueuedBy", enqueuedBy)
+        .list(row -> holders.put(row.getInt("ord"), keyHolder(row)));
+    return holders;
+  }
+
+  /** Claims this item if it is pending and due; empty when there is no such item. */
+  public Optional<Changed> claim(long id, String token, String worker, int leaseSeconds) {
+    return single(
+        CLAIM
+            .on(dataSource)
+            .set("id", id)
+            .set("token", token)
+            .set("worker", worker)
+            .set("leaseSeconds", leaseSeconds));
+  }
+
+  /** Claims the next due item of the queue; empty when there is none to claim. */
+  public Optional<Item> claimNext(String queue, String token, String worker, int leaseSeconds) {
+    return CLAIM_NEXT
+        .on(dataSource)
+        .set("queue", queue)
+        .set("token", token)
+        .set("worker", worker)
+        .set("leaseSeconds", leaseSeconds)
+        .list(ITEMS)
+        .stream()
+        .reduce(ItemRepository::onlyOne);
+  }
+
+  /** Claims up to {@code max} due items of the queue, one token each (a JSON array of them). */
+  public List<Item> claimNextBatch(
+      String queue, int max, String tokensJson, String worker, int leaseSeconds) {
+    return CLAIM_NEXT_BATCH
+        .on(dataSource)
+        .set("queue", queue)
+        .set("max", max)
+        .set("tokens", tokensJson)
+        .set("worker", worker)
+        .set("leaseSeconds", leaseSeconds)
+        .list(ITEMS);
+  }
+
+  /** Extends the lease of the current claim; empty when there is no such item. */
+  public Optional<Changed> heartbeat(long id, String token, Integer leaseSeconds) {
+    return single(
+        HEARTBEAT
+            .on(dataSource)
+            .set("id", id)
+            .set("token", token)
+            .set("leaseSeconds", leaseSeconds));
+  }
+
+  /** Marks the claimed item done; empty when there is no such item. */
+  public Optional<Changed> complete(long id, String token, String externalRef, String actor) {
+    return single(
+        COMPLETE
+            .on(dataSource)
+            .set("id", id)
+            .set("token", token)
+            .set("externalRef", externalRef)
+            .set("actor", actor));
+  }
+
+  /**
+   * Records a failed attempt: back to pending after the schedule's delay for this attempt when
+   * retryable and attempts remain, otherwise failed. Empty when there is no such item.
+   */
+  public Optional<Changed> fail(
+      long id, String token, String error, boolean retryable, long[] delays, String actor) {
+    return single(
+        FAIL.on(dataSource)
+            .set("id", id)
+            .set("token", token)
+            .set("error", error)
+            .set("retryable", retryable)
+            .set("delays", bigintArray(delays))
+            .set("actor", actor));
+  }
+
+  /** Completes every entry whose token is its item's current claim; answers every named item. */
+  public List<Changed> completeBatch(String batchJson, String actor) {
+    return finishBatch(COMPLETE_BATCH, batchJson, actor);
+  }
+
+  /** Records every entry's failure whose token is its item's current claim; answers every item. */
+  public List<Changed> failBatch(String batchJson, String actor) {
+    return finishBatch(FAIL_BATCH, batchJson, actor);
+  }
+
+  private List<Changed> finishBatch(Sql statement, String batchJson, String actor) {
+    return statement
+        .on(dataSource)
+        .set("batch", batchJson)
+        .set("actor", actor)
+        .list(ItemRepository::changed);
+  }
+
+  /** Moves a failed or cancelled item back to pending; empty when there is no such item. */
+  public Optional<Changed> retry(long id, String actor) {
+    return single(RETRY.on(dataSource).set("id", id).set("actor", actor));
+  }
+
+  /** Cancels a pending or failed item; empty when there is no such item. */
+  public Optional<Changed> cancel(long id, String actor) {
+    return single(CANCEL.on(dataSource).set("id", id).set("actor", actor));
+  }
+
+  /** Releases up to {@code batchSize} expired claims; returns how many. */
+  public int reapExpiredLeases(int batchSize) {
+    return REAP_EXPIRED_LEASES
+        .on(dataSource)
+        .set("batchSize", batchSize)
+        .list(row -> row.getInt(1))
+        .get(0);
+  }
+
+  /** Deletes up to {@code batchSize} done or cancelled items older than the keep time. */
+  public int pruneFinished(long keepSeconds, int batchSize) {
+    return PRUNE_FINISHED
+        .on(dataSource)
+        .set("keepSeconds", keepSeconds)
+        .set("batchSize", batchSize)
+        .update();
+  }
+
+  /** The item as it is now. */
+  public Optional<Item> current(long id) {
+    return FIND_BY_ID.on(dataSource).set("id", id).list(ITEMS).stream()
+        .reduce(ItemRepository::onlyOne);
+  }
+
+  /** The queues of these items (which never change), by id; unknown ids are left out. */
+  public Map<Long, String> queuesOf(Collection<Long> ids) {
+    Map<Long, String> queues = new HashMap<>();
+    if (!ids.isEmpty()) {
+      QUEUES_BY_ID
+          .on(dataSource)
+          .set("ids", bigintArray(ids.stream().mapToLong(Long::longValue).toArray()))
+          .list(row -> queues.put(row.getLong("id"), row.getString("queue")));
+    }
+    return queues;
+  }
+
+  public List<QueueStats> queueStats() {
+    return QUEUE_STATS
+        .on(dataSource)
+        .list(
+            row -> {
+              BigDecimal age = row.getBigDecimal("oldest_due_pending_age_seconds");
+              return new QueueStats(
+                  row.getString("queue"),
+                  row.getLong("pending"),
+                  row.getLong("sending"),
+                  row.getLong("done"),
+                  row.getLong("failed"),
+                  row.getLong("cancelled"),
+                  age == null ? null : age.doubleValue());
+            });
+  }
+
+  /** Dead rows in the item table, as PostgreSQL's statistics count them. */
+  public long deadRows() {
+    return DEAD_ROWS.on(dataSource).list(row -> row.getLong(1)).get(0);
+  }
+
+  /** Vacuums the item table (outside any transaction: VACUUM cannot run inside one). */
+  public void vacuum() {
+    try (Connection connection = dataSource.getConnection();
+        Statement statement = connection.createStatement()) {
+      // A large table may take longer than the pool's statement timeout; RESET brings back the
+      // connection's own setting.
+      statement.execute("SET statement_timeout = 0");
+      try {
+        statement.execute(VACUUM.positional());
+      } finally {
+        statement.execute("RESET statement_timeout");
+      }
+    } catch (SQLException e) {
+      throw new Sql.StatementFailedException(e);
+    }
+  }
+
+  /**
+   * Newest first, strictly older than {@code beforeId} when given, in {@code queues} when not
+   * empty.
+   */
+  public List<Item> newestFirst(Set<String> queues, ItemState state, Long beforeId, int limit) {
+    List<String> filters = new ArrayList<>();
+    Parameters parameters = new Parameters();
+    if (!queues.isEmpty()) {
+      filters.add("queue in :queues");
+      parameters.and("queues", queues);
+    }
+    if (state != null) {
+      filters.add("state = :state");
+      parameters.and("state", state);
+    }
+    if (beforeId != null) {
+      filters.add("id < :beforeId");
+      parameters.and("beforeId", beforeId);
+    }
+    Sort newestFirst = Sort.descending("id");
+    var query =
+        filters.isEmpty()
+            ? findAll(newestFirst)
+            : find(String.join(" and ", filters), newestFirst, parameters);
+    return query.range(0, limit - 1).list();
+  }
+
+  public List<Attempt> attempts(long itemId) {
+    return getEntityManager()
+        .createQuery("from Attempt where itemId = :itemId order by id", Attempt.class)
+        .setParameter("itemId", itemId)
+        .getResultList();
+  }
+
+  public List<ItemAction> actions(long itemId) {
+    return getEntityManager()
+        .createQuery("from ItemAction where itemId = :itemId order by id", ItemAction.class)
+        .setParameter("itemId", itemId)
+        .getResultList();
+  }
+
+  /** A bigint[] literal: numbers, so nothing in it needs quoting. */
+  private static String bigintArray(long[] values) {
+    return java.util.Arrays.stream(values)
+        .mapToObj(String::valueOf)
+        .collect(Collectors.joining(",", "{", "}"));
+  }
+
+  private static Optional<Changed> single(Sql.Call call) {
+    return call.list(ItemRepository::changed).stream().reduce(ItemRepository::onlyOne);
+  }
+
+  /** A statement on one row answers with one row or none: more is a bug, not an answer. */
+  private static <T> T onlyOne(T first, T second) {
+    throw new IllegalStateException("a single-row statement answered with more than one row");
+  }
+
+  private static Changed changed(ResultSet row) throws SQLException {
+    return new Changed(row.getBoolean("changed"), ITEMS.map(row));
+  }
+
+  private static KeyHolder keyHolder(ResultSet row) throws SQLException {
+    return new KeyHolder(row.getBoolean("changed"), row.getBoolean("same_payload"), ITEMS.map(row));
+  }
+}

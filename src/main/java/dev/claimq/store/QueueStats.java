@@ -1,0 +1,11 @@
+package dev.claimq.store;
+
+/** Counts by state of one queue, and how long its oldest due item has waited (null if none). */
+public record QueueStats(
+    String queue,
+    long pending,
+    long sending,
+    long done,
+    long failed,
+    long cancelled,
+    Double oldestDuePendingAgeSeconds) {}

@@ -1,0 +1,375 @@
+-- Every statement claimq runs on items, each written out whole, once. ItemRepository loads them by
+-- name when the service starts and refuses to start when a block's :parameters are not exactly the
+-- ones its code binds; bench/pgbench runs the same blocks. A block is "-- name: <name>", its
+-- why-comment, and the statement up to its closing semicolon.
+--
+-- Every state change is one conditional statement, and all times come from the database clock.
+-- A conditional statement answers with the row whether or not it changed it, and a first column
+-- "changed" says which, so one round trip decides 200, 204, 404, 409 or a replay. The unchanged
+-- row is read FOR SHARE: a plain read would see the row as the statement's snapshot had it, from
+-- before a concurrent change that the UPDATE waited for and then found no longer matching, and
+-- would explain the refusal with a state the item has already left.
+
+-- name: enqueue
+-- The unique (queue, dedupe_key) constraint decides: of any number of concurrent inserts of one
+-- key, exactly one inserts. DO NOTHING (not DO UPDATE), so a duplicate writes nothing. When the
+-- key was taken, the row that holds it comes back unchanged, with whether its payload is equal
+-- (jsonb equality: key order and white space do not matter, 1.0 equals 1). No row at all means
+-- the holder committed after this statement's snapshot was taken, or was deleted since: go again.
+WITH inserted AS (
+  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
+  VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority, :maxAttempts,
+          coalesce(:runAt, now()), :enqueuedBy)
+  ON CONFLICT (queue, dedupe_key) DO NOTHING
+  RETURNING *
+)
+SELECT true AS changed, true AS same_payload, * FROM inserted
+UNION ALL
+SELECT false, payload = CAST(:payload AS jsonb), * FROM item
+WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM inserted);
+
+-- name: enqueue-batch
+-- The batch form of enqueue: the entries travel as one JSON document unpacked by
+-- jsonb_to_recordset, so a batch is one statement whatever its size. Each entry (by ord, its
+-- position from 1) comes back with the row that holds its key: the row this statement inserted
+-- (changed only for the first entry of that key) or the one that was there, which the snapshot
+-- shows and the insert cannot have added to. An entry without a row is decided alone.
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
+                AS e(ord int, dedupe_key text, payload jsonb, priority int, max_attempts int,
+                     run_at timestamptz)
+),
+inserted AS (
+  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
+  SELECT :queue, dedupe_key, payload, priority, max_attempts, coalesce(run_at, now()), :enqueuedBy
+  FROM input
+  ORDER BY ord
+  ON CONFLICT (queue, dedupe_key) DO NOTHING
+  RETURNING *
+),
+holders AS (
+  SELECT true AS inserted, * FROM inserted
+  UNION ALL
+  SELECT false, * FROM item
+  WHERE queue = :queue AND dedupe_key IN (SELECT dedupe_key FROM input)
+    AND dedupe_key NOT IN (SELECT dedupe_key FROM inserted)
+)
+SELECT input.ord,
+       holders.inserted AND input.ord = min(input.ord) OVER (PARTITION BY input.dedupe_key)
+         AS changed,
+       holders.payload = input.payload AS same_payload,
+       holders.*
+FROM input JOIN holders ON holders.dedupe_key = input.dedupe_key;
+
+-- name: claim
+-- Claim one named item: only a pending, due item can be claimed, and only once. The claim sets
+-- the lease on the database clock and opens the attempt row in the same statement, so a claim
+-- and its history cannot disagree. A lost claim needs no lock to be explained: the row's being
+-- there is all a 204 (rather than a 404) depends on.
+WITH claimed AS (
+  UPDATE item SET
+    state = 'sending', attempts = attempts + 1, claim_token = :token, claimed_by = :worker,
+    lease_seconds = :leaseSeconds, lease_expires_at = now() + :leaseSeconds * interval '1 second',
+    updated_at = now()
+  WHERE id = :id AND state = 'pending' AND run_at <= now()
+  RETURNING *
+),
+opened AS (
+  INSERT INTO attempt (item_id, attempt, worker)
+  SELECT id, attempts, claimed_by FROM claimed
+)
+SELECT true AS changed, * FROM claimed
+UNION ALL
+SELECT false, * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM claimed);
+
+-- name: claim-next
+-- Claim the next due item of a queue. The pick reads the item_claimable index from the front,
+-- LIMIT 1. FOR UPDATE SKIP LOCKED makes concurrent claimers step past a row another transaction
+-- is claiming, instead of queueing behind it (or both taking it). The pick is MATERIALIZED: it
+-- runs once, and its LIMIT fences how many rows the UPDATE can touch. Were it folded into the
+-- UPDATE as a subquery, the planner could run it again for each row it joins, claiming more than
+-- one item under concurrency.
+WITH next AS MATERIALIZED (
+  SELECT id FROM item
+  WHERE queue = :queue AND state = 'pending' AND run_at <= now()
+  ORDER BY priority DESC, run_at, id
+  LIMIT 1
+  FOR UPDATE SKIP LOCKED
+),
+claimed AS (
+  UPDATE item i SET
+    state = 'sending', attempts = i.attempts + 1, claim_token = :token, claimed_by = :worker,
+    lease_seconds = :leaseSeconds, lease_expires_at = now() + :leaseSeconds * interval '1 second',
+    updated_at = now()
+  FROM next WHERE i.id = next.id
+  RETURNING i.*
+),
+opened AS (
+  INSERT INTO attempt (item_id, attempt, worker)
+  SELECT id, attempts, claimed_by FROM claimed
+)
+SELECT * FROM claimed;
+
+-- name: claim-next-batch
+-- Up to :max items, each with its own token, matched by position. FOR UPDATE cannot sit with a
+-- window function, so the locking pick is a subquery and the numbering is done outside it; both
+-- are MATERIALIZED for the reason claim-next gives.
+WITH picked AS MATERIALIZED (
+  SELECT id, priority, run_at FROM item
+  WHERE queue = :queue AND state = 'pending' AND run_at <= now()
+  ORDER BY priority DESC, run_at, id
+  LIMIT :max
+  FOR UPDATE SKIP LOCKED
+),
+next AS MATERIALIZED (
+  SELECT id, row_number() OVER (ORDER BY priority DESC, run_at, id) AS n FROM picked
+),
+tokens AS (
+  SELECT t.token, t.n FROM jsonb_array_elements_text(CAST(:tokens AS jsonb))
+                           WITH ORDINALITY AS t(token, n)
+),
+claimed AS (
+  UPDATE item i SET
+    state = 'sending', attempts = i.attempts + 1, claim_token = tokens.token, claimed_by = :worker,
+    lease_seconds = :leaseSeconds, lease_expires_at = now() + :leaseSeconds * interval '1 second',
+    updated_at = now()
+  FROM next JOIN tokens ON tokens.n = next.n
+  WHERE i.id = next.id
+  RETURNING i.*
+),
+opened AS (
+  INSERT INTO attempt (item_id, attempt, worker)
+  SELECT id, attempts, claimed_by FROM claimed
+)
+SELECT * FROM claimed;
+
+-- name: heartbeat
+-- Extends the lease from now, by its original length when no new one is given. Only the current
+-- holder of a claim can, and only while the item is still sending.
+WITH extended AS (
+  UPDATE item SET
+    lease_seconds = coalesce(:leaseSeconds, lease_seconds),
+    lease_expires_at = now() + coalesce(:leaseSeconds, lease_seconds) * interval '1 second',
+    updated_at = now()
+  WHERE id = :id AND claim_token = :token AND state = 'sending'
+  RETURNING *
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM extended) FOR SHARE
+)
+SELECT true AS changed, * FROM extended
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: complete
+-- Only the current holder of a claim can finish it, and only while the item is still sending:
+-- once the reaper has released an expired lease, the old token matches nothing.
+WITH finished AS (
+  UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
+                  lease_expires_at = NULL, updated_at = now()
+  WHERE id = :id AND claim_token = :token AND state = 'sending'
+  RETURNING *
+),
+closed AS (
+  UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
+  FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished) FOR SHARE
+)
+SELECT true AS changed, * FROM finished
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: fail
+-- A failed attempt goes back to pending while it is retryable and attempts remain, otherwise it
+-- stays failed. The caller cannot know which attempt this is, so it passes the backoff schedule:
+-- the delay for each attempt up to the one that reaches the cap, whose delay serves every later
+-- attempt too. Which applies is decided here, against the row as it is when the statement runs.
+WITH finished AS (
+  UPDATE item SET
+    state = CASE WHEN :retryable AND attempts < max_attempts THEN 'pending' ELSE 'failed' END,
+    run_at = CASE WHEN :retryable AND attempts < max_attempts
+                  THEN now() + (CAST(:delays AS bigint[]))[least(attempts,
+                                 cardinality(CAST(:delays AS bigint[])))] * interval '1 second'
+                  ELSE run_at END,
+    last_error = :error, lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
+  WHERE id = :id AND claim_token = :token AND state = 'sending'
+  RETURNING *
+),
+closed AS (
+  UPDATE attempt a SET finished_at = now(), error = :error, finished_by = :actor,
+    outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
+  FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished) FOR SHARE
+)
+SELECT true AS changed, * FROM finished
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: complete-batch
+-- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
+-- or not; an item two entries name comes back once, as this statement left it.
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
+                AS e(id bigint, claim_token text, external_ref text)
+),
+finished AS (
+  UPDATE item i SET state = 'done', external_ref = input.external_ref, lease_seconds = NULL,
+                    lease_expires_at = NULL, updated_at = now()
+  FROM input
+  WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
+  RETURNING i.*
+),
+closed AS (
+  UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
+  FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+),
+unchanged AS (
+  SELECT * FROM item
+  WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
+  FOR SHARE
+)
+SELECT true AS changed, * FROM finished
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: fail-batch
+-- The batch form of fail, with exactly its conditions; each entry brings its own schedule.
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
+                AS e(id bigint, claim_token text, error text, retryable boolean, delays bigint[])
+),
+finished AS (
+  UPDATE item i SET
+    state = CASE WHEN input.retryable AND i.attempts < i.max_attempts
+                 THEN 'pending' ELSE 'failed' END,
+    run_at = CASE WHEN input.retryable AND i.attempts < i.max_attempts
+                  THEN now() + input.delays[least(i.attempts, cardinality(input.delays))]
+                               * interval '1 second'
+                  ELSE i.run_at END,
+    last_error = input.error, lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
+  FROM input
+  WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
+  RETURNING i.*
+),
+closed AS (
+  UPDATE attempt a SET finished_at = now(), error = finished.last_error, finished_by = :actor,
+    outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
+  FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+),
+unchanged AS (
+  SELECT * FROM item
+  WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
+  FOR SHARE
+)
+SELECT true AS changed, * FROM finished
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: retry
+-- An operator's second chance: a fresh budget of attempts, due now. The history and the
+-- idempotency key stay, so the provider still recognises earlier sends of this item.
+WITH retried AS (
+  UPDATE item SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
+                  updated_at = now()
+  WHERE id = :id AND state IN ('failed', 'cancelled')
+  RETURNING *
+),
+recorded AS (
+  INSERT INTO item_action (item_id, action, actor) SELECT id, 'retry', :actor FROM retried
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM retried) FOR SHARE
+)
+SELECT true AS changed, * FROM retried
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: cancel
+-- Only work that is not out with a worker can be cancelled: pending or failed.
+WITH cancelled AS (
+  UPDATE item SET state = 'cancelled', claim_token = NULL, updated_at = now()
+  WHERE id = :id AND state IN ('pending', 'failed')
+  RETURNING *
+),
+recorded AS (
+  INSERT INTO item_action (item_id, action, actor) SELECT id, 'cancel', :actor FROM cancelled
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM cancelled) FOR SHARE
+)
+SELECT true AS changed, * FROM cancelled
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: reap-expired-leases
+-- Releases claims whose lease ran out. SKIP LOCKED steps past an item whose complete or fail is
+-- in flight; if that commits first, the row no longer matches state = 'sending' when it is
+-- locked, so a finished item is never overwritten. Several instances may run this at once.
+WITH expired AS MATERIALIZED (
+  SELECT id FROM item
+  WHERE state = 'sending' AND lease_expires_at <= now()
+  ORDER BY lease_expires_at
+  LIMIT :batchSize
+  FOR UPDATE SKIP LOCKED
+),
+released AS (
+  UPDATE item i SET
+    state = CASE WHEN i.attempts >= i.max_attempts THEN 'failed' ELSE 'pending' END,
+    run_at = now(),
+    last_error = 'lease expired: ' || coalesce('worker "' || i.claimed_by || '"', 'the worker')
+                 || ' did not complete, fail or heartbeat within ' || i.lease_seconds || ' s',
+    claim_token = NULL, lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
+  FROM expired WHERE i.id = expired.id
+  RETURNING i.id, i.last_error
+),
+closed AS (
+  UPDATE attempt a SET finished_at = now(), outcome = 'lease_expired', error = released.last_error
+  FROM released WHERE a.item_id = released.id AND a.finished_at IS NULL
+)
+SELECT count(*) FROM released;
+
+-- name: prune-finished
+-- Retention: finished items past their keep time, a batch at a time. SKIP LOCKED so several
+-- instances prune side by side; attempts and actions go with their item (ON DELETE CASCADE).
+DELETE FROM item WHERE id IN (
+  SELECT id FROM item
+  WHERE state IN ('done', 'cancelled') AND updated_at < now() - :keepSeconds * interval '1 second'
+  LIMIT :batchSize
+  FOR UPDATE SKIP LOCKED
+);
+
+-- name: find-by-id
+SELECT * FROM item WHERE id = :id;
+
+-- name: queues-by-id
+-- The queues of many items, for a key limited to some queues: a queue never changes.
+SELECT id, queue FROM item WHERE id = ANY (CAST(:ids AS bigint[]));
+
+-- name: queue-stats
+-- Counts by state per queue, and how long the oldest due pending item has waited.
+SELECT queue,
+       count(*) FILTER (WHERE state = 'pending') AS pending,
+       count(*) FILTER (WHERE state = 'sending') AS sending,
+       count(*) FILTER (WHERE state = 'done') AS done,
+       count(*) FILTER (WHERE state = 'failed') AS failed,
+       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+       extract(epoch FROM now() - min(run_at) FILTER (
+           WHERE state = 'pending' AND run_at <= now())) AS oldest_due_pending_age_seconds
+FROM item
+GROUP BY queue
+ORDER BY queue;
+
+-- name: dead-rows
+-- PostgreSQL's own count, kept up to date by every backend without scanning anything.
+SELECT coalesce(max(n_dead_tup), 0) FROM pg_stat_user_tables
+WHERE relid = CAST('item' AS regclass);
+
+-- name: vacuum
+-- SKIP_LOCKED: when autovacuum or another instance is at the table already, leave it to them.
+-- INDEX_CLEANUP ON: the dead entries at the front of the claim index are what slows claims, and
+-- with few dead rows in a large table VACUUM would otherwise skip the indexes.
+VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) item;

@@ -1,0 +1,96 @@
+package dev.claimq.bench;
+
+import dev.claimq.store.SqlFile;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Writes the benchmark's pgbench scripts from their templates in bench/pgbench, so the "raw SQL"
+ * figures run exactly the statements the service runs. A template is pgbench's own lines plus
+ * marker lines {@code -- item.sql: <block>}, optionally {@code (parameter: replacement)} for a
+ * parameter pgbench cannot bind (a null, the rows of an earlier statement); each marker is followed
+ * by that block of db/item.sql, ended by ";" or by the template's next {@code \gset}.
+ *
+ * <p>bench/run.sh runs it from the build's classes: {@code java -cp
+ * target/classes:target/test-classes dev.claimq.bench.PgbenchScripts bench/pgbench OUT}.
+ */
+public final class PgbenchScripts {
+  static final Pattern MARKER =
+      Pattern.compile("^-- item\\.sql: ([a-z0-9-]+)(?: \\((\\w+): (.+)\\))?$");
+
+  private PgbenchScripts() {}
+
+  public static void main(String[] args) throws IOException {
+    if (args.length != 2) {
+      System.err.println("usage: PgbenchScripts TEMPLATE_DIR OUT_DIR");
+      System.exit(2);
+    }
+    Path out = Path.of(args[1]);
+    Files.createDirectories(out);
+    for (Map.Entry<String, String> script :
+        generate(SqlFile.load("db/item.sql"), Path.of(args[0])).entrySet()) {
+      Files.writeString(out.resolve(script.getKey()), script.getValue());
+    }
+  }
+
+  /** Every template's script ({@code name.pgbench} becomes {@code name.sql}), by file name. */
+  static Map<String, String> generate(SqlFile statements, Path templates) throws IOException {
+    Map<String, String> scripts = new LinkedHashMap<>();
+    try (Stream<Path> files = Files.list(templates)) {
+      for (Path template : files.filter(f -> f.toString().endsWith(".pgbench")).sorted().toList()) {
+        String name = template.getFileName().toString().replaceFirst("\\.pgbench$", ".sql");
+        scripts.put(name, script(statements, template, Files.readAllLines(template)));
+      }
+    }
+    if (scripts.isEmpty()) {
+      throw new IllegalStateException("no *.pgbench templates in " + templates.toAbsolutePath());
+    }
+    return scripts;
+  }
+
+  /** The blocks a template takes, in order. */
+  static List<String> blocksOf(List<String> lines) {
+    List<String> blocks = new ArrayList<>();
+    for (String line : lines) {
+      Matcher marker = MARKER.matcher(line.strip());
+      if (marker.matches()) {
+        blocks.add(marker.group(1));
+      }
+    }
+    return blocks;
+  }
+
+  private static String script(SqlFile statements, Path template, List<String> lines) {
+    StringBuilder script = new StringBuilder();
+    script
+        .append("-- Generated from ")
+        .append(template.getFileName())
+        .append(" and db/item.sql.\n");
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
+      script.append(line).append('\n');
+      Matcher marker = MARKER.matcher(line.strip());
+      if (!marker.matches()) {
+        continue;
+      }
+      SqlFile.Block block = statements.blocks().get(marker.group(1));
+      if (block == null) {
+        throw new IllegalStateException(
+            template.getFileName() + ": db/item.sql has no block " + marker.group(1));
+      }
+      String sql =
+          marker.group(2) == null ? block.sql() : block.with(marker.group(2), marker.group(3));
+      boolean gset = i + 1 < lines.size() && lines.get(i + 1).strip().startsWith("\\gset");
+      script.append(sql).append(gset ? "\n" : ";\n");
+    }
+    return script.toString();
+  }
+}

@@ -1,0 +1,208 @@
+package dev.claimq.maintenance;
+
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.claimq.AsAdmin;
+import dev.claimq.store.Attempt;
+import dev.claimq.store.Item;
+import dev.claimq.store.ItemRepository;
+import dev.claimq.store.ItemState;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The reaper racing workers and other instances' reapers (River #1302): a complete that commits
+ * first must win, an expired claim is released once, and a finished item is never overwritten. The
+ * scheduled reaper is off here so the tests decide exactly when reaping happens. The reaps run as
+ * the reaper runs them, each statement in autocommit, not inside a test's transaction.
+ */
+@QuarkusTest
+@TestProfile(LeaseReaperRaceTest.ReaperOff.class)
+class LeaseReaperRaceTest extends AsAdmin {
+
+  public static class ReaperOff implements QuarkusTestProfile {
+    @Override
+    public Map<String, String> getConfigOverrides() {
+      return Map.of("claimq.reaper.interval", "off");
+    }
+  }
+
+  @Inject ItemRepository items;
+  @Inject EntityManager entityManager;
+
+  @Test
+  void complete_racing_the_reaper_ends_done_or_released_never_both() throws Exception {
+    String queue = uniqueQueue("reaprace");
+    int count = 200;
+    Map<String, String> tokens = claimAll(queue, count);
+    expireLeases(queue);
+
+    Map<String, Integer> completeStatus = new ConcurrentHashMap<>();
+    AtomicInteger released = new AtomicInteger();
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(6);
+    try {
+      List<Future<?>> running = new ArrayList<>();
+      List<List<String>> slices = slices(new ArrayList<>(tokens.keySet()), 4);
+      for (List<String> slice : slices) {
+        running.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (String id : slice) {
+                    completeStatus.put(
+                        id, complete(id, Map.of("claimToken", tokens.get(id))).statusCode());
+                  }
+                  return null;
+                }));
+      }
+      for (int reaper = 0; reaper < 2; reaper++) {
+        running.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (int round = 0; round < 50; round++) {
+                    released.addAndGet(items.reapExpiredLeases(7));
+                  }
+                  return null;
+                }));
+      }
+      start.countDown();
+      for (Future<?> task : running) {
+        task.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    released.addAndGet(items.reapExpiredLeases(1000));
+
+    int done = 0;
+    for (String id : tokens.keySet()) {
+      Item item = QuarkusTransaction.requiringNew().call(() -> items.findById(Long.parseLong(id)));
+      List<Attempt> attempts =
+          QuarkusTransaction.requiringNew().call(() -> items.attempts(Long.parseLong(id)));
+      assertThat(attempts).hasSize(1);
+      int status = completeStatus.get(id);
+      if (status == 200) {
+        done++;
+        assertThat(item.state).as("item %s completed", id).isEqualTo(ItemState.DONE);
+        assertThat(attempts.get(0).outcome).isEqualTo("done");
+      } else {
+        assertThat(status).as("complete of item %s", id).isEqualTo(409);
+        assertThat(item.state).as("item %s released", id).isEqualTo(ItemState.PENDING);
+        assertThat(attempts.get(0).outcome).isEqualTo("lease_expired");
+      }
+    }
+    assertThat(done + released.get()).isEqualTo(count);
+  }
+
+  @Test
+  void concurrent_reapers_release_each_expired_claim_exactly_once() throws Exception {
+    String queue = uniqueQueue("reapers");
+    int count = 300;
+    claimAll(queue, count);
+    expireLeases(queue);
+
+    AtomicInteger released = new AtomicInteger();
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> reapers = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        reapers.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  int batch;
+                  do {
+                    batch = items.reapExpiredLeases(25);
+                    released.addAndGet(batch);
+                  } while (batch > 0);
+                  return null;
+                }));
+      }
+      start.countDown();
+      for (Future<?> reaper : reapers) {
+        reaper.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+
+    assertThat(released.get()).isEqualTo(count);
+    Number closed =
+        QuarkusTransaction.requiringNew()
+            .call(
+                () ->
+                    (Number)
+                        entityManager
+                            .createNativeQuery(
+                                "SELECT count(*) FROM attempt a JOIN item i ON i.id = a.item_id"
+                                    + " WHERE i.queue = :queue AND a.outcome = 'lease_expired'")
+                            .setParameter("queue", queue)
+                            .getSingleResult());
+    assertThat(closed.intValue()).isEqualTo(count);
+  }
+
+  @Test
+  void a_lease_that_has_not_expired_is_left_alone() {
+    String queue = uniqueQueue("notexpired");
+    String id = enqueued(queue, "k", 1);
+    claim(id, Map.of("leaseSeconds", 600)).then().statusCode(200);
+    QuarkusTransaction.requiringNew().run(() -> items.reapExpiredLeases(1000));
+    Item item = QuarkusTransaction.requiringNew().call(() -> items.findById(Long.parseLong(id)));
+    assertThat(item.state).isEqualTo(ItemState.SENDING);
+  }
+
+  private static Map<String, String> claimAll(String queue, int count) {
+    Map<String, String> tokens = new ConcurrentHashMap<>();
+    for (int i = 0; i < count; i++) {
+      String id = enqueued(queue, "k" + i, i);
+      tokens.put(id, claim(id, Map.of("worker", "w", "leaseSeconds", 600)).path("claimToken"));
+    }
+    return tokens;
+  }
+
+  /** Moves the queue's leases into the past, as if the workers had stalled. */
+  private void expireLeases(String queue) {
+    QuarkusTransaction.requiringNew()
+        .run(
+            () ->
+                entityManager
+                    .createNativeQuery(
+                        "UPDATE item SET lease_expires_at = now() - interval '1 second'"
+                            + " WHERE queue = :queue AND state = 'sending'")
+                    .setParameter("queue", queue)
+                    .executeUpdate());
+  }
+
+  private static <T> List<List<T>> slices(List<T> all, int parts) {
+    List<List<T>> slices = new ArrayList<>();
+    for (int p = 0; p < parts; p++) {
+      List<T> slice = new ArrayList<>();
+      for (int i = p; i < all.size(); i += parts) {
+        slice.add(all.get(i));
+      }
+      slices.add(slice);
+    }
+    return slices;
+  }
+}
