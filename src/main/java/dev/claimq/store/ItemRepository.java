@@ -31,11 +31,12 @@ import javax.sql.DataSource;
  * service's CPU per drained item about fivefold (docs/performance.md). Panache keeps what it is
  * good at, operators' filtered, keyset-paged browsing of items and their history.
  *
- * <p>Why {@link Sql} and not Jdbi: the two things Jdbi would bring, a {@code :name} lexer and row
- * mapping, are here a 120-line class and {@link EntityRows}; what we need on top of Jdbi anyway,
- * named blocks in one file checked against their callers at start, Jdbi does not do (its classpath
- * locator reads a file per statement). Jdbi would add a library and its ANTLR runtime for the
- * reader to learn, and no line of this class would get shorter.
+ * <p>Why {@link Sql} and not Jdbi: what Jdbi would bring, a {@code :name} lexer, binding and row
+ * mapping, is here a lexer of about a hundred lines, a bind loop and {@link EntityRows}, which
+ * reads rows by the entity's own mapping (Jdbi would want a second one). What we need besides,
+ * named blocks in one file checked against their callers at start, Jdbi does not do: its classpath
+ * locator reads one statement per file. So Jdbi would add a library and its ANTLR runtime for the
+ * reader to learn, and this class would not get shorter.
  */
 @ApplicationScoped
 @Startup // the statements are checked against this class when the service starts, not on first use
