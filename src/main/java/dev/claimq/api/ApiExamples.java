@@ -41,16 +41,6 @@ final class ApiExamples {
       """
       {"worker": "mailer-1", "leaseSeconds": 60, "waitSeconds": 20, "max": 10}""";
 
-  static final String ITEM_CLAIMED =
-      """
-      {"id": "4711", "queue": "emails", "dedupeKey": "welcome-email/user-42", "state": "sending",
-       "payload": {"to": "ada@example.com", "template": "welcome"}, "priority": 0,
-       "attempts": 1, "maxAttempts": 5, "runAt": "2026-11-30T09:00:00Z",
-       "idempotencyKey": "6f1c2a3e-8d4b-4c1e-9a57-2b8f0d3e4c51", "claimedBy": "mailer-1",
-       "leaseExpiresAt": "2026-11-30T09:01:02Z", "externalRef": null, "lastError": null,
-       "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:02Z",
-       "claimToken": "qG6d0m1fX2r4b3y-8ZkP0w5cJv7nT9sLhQe1uAaBcDe"}""";
-
   static final String COMPLETE =
       """
       {"claimToken": "qG6d0m1fX2r4b3y-8ZkP0w5cJv7nT9sLhQe1uAaBcDe", "externalRef": "msg_0193"}""";

@@ -13,8 +13,6 @@ import jakarta.ws.rs.core.MediaType;
 import java.util.ArrayList;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
-import org.eclipse.microprofile.openapi.annotations.media.Content;
-import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -42,10 +40,7 @@ public class BatchFinishResource {
           "Each entry is decided exactly as a single complete: 200 (also for a repeat of an"
               + " accepted complete), 404 no such item, 409 the token is not the item's current"
               + " claim. One statement for the whole batch.")
-  @APIResponse(
-      responseCode = "200",
-      description = "One result per entry, in order.",
-      content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
+  @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.BatchResults complete(@Valid @NotNull Requests.CompleteBatch body) {
     List<Long> ids =
@@ -71,10 +66,7 @@ public class BatchFinishResource {
       description =
           "Each entry is decided exactly as a single fail (its own backoff, its own cap): 200,"
               + " 404 or 409. One statement for the whole batch.")
-  @APIResponse(
-      responseCode = "200",
-      description = "One result per entry, in order.",
-      content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
+  @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.BatchResults fail(@Valid @NotNull Requests.FailBatch body) {
     List<Long> ids =

@@ -39,6 +39,11 @@ public class ContractFilter implements OASFilter {
         SHARED.forEach(
             (status, name) ->
                 responses.addAPIResponse(status, OASFactory.createAPIResponse().ref(name)));
+        // The extension gives a referenced success response a description of its own ("OK"),
+        // which would hide the shared response's: a reference says it all.
+        responses.getAPIResponses().values().stream()
+            .filter(response -> response.getRef() != null)
+            .forEach(response -> response.setDescription(null));
         Map<String, APIResponse> ordered = new LinkedHashMap<>();
         responses.getAPIResponses().entrySet().stream()
             .sorted(Map.Entry.comparingByKey(Comparator.comparing(ContractFilter::rank)))

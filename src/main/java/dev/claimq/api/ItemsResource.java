@@ -161,13 +161,7 @@ public class ItemsResource {
           @Content(
               schema = @Schema(implementation = Requests.Claim.class),
               examples = @ExampleObject(name = "claim", value = ApiExamples.CLAIM)))
-  @APIResponse(
-      responseCode = "200",
-      description = "Claimed: this worker now holds the item until its lease ends.",
-      content =
-          @Content(
-              schema = @Schema(implementation = ClaimedItemView.class),
-              examples = @ExampleObject(name = "claimed", value = ApiExamples.ITEM_CLAIMED)))
+  @APIResponse(responseCode = "200", ref = "Claimed")
   @APIResponse(
       responseCode = "204",
       description =

@@ -161,13 +161,7 @@ public class QueuesResource {
           @Content(
               schema = @Schema(implementation = Requests.ClaimNext.class),
               examples = @ExampleObject(name = "long poll", value = ApiExamples.CLAIM_NEXT)))
-  @APIResponse(
-      responseCode = "200",
-      description = "Claimed: this worker now holds the item until its lease ends.",
-      content =
-          @Content(
-              schema = @Schema(implementation = ClaimedItemView.class),
-              examples = @ExampleObject(name = "claimed", value = ApiExamples.ITEM_CLAIMED)))
+  @APIResponse(responseCode = "200", ref = "Claimed")
   @APIResponse(
       responseCode = "204",
       description = "Nothing was due in this queue (within waitSeconds, when given).")
@@ -243,10 +237,7 @@ public class QueuesResource {
           "Each entry is decided exactly as a single enqueue: 201 new, 200 the same work again,"
               + " 422 a reused key with another payload. The whole batch is one statement; an"
               + " invalid entry refuses the whole batch with 400.")
-  @APIResponse(
-      responseCode = "200",
-      description = "One result per entry, in order.",
-      content = @Content(schema = @Schema(implementation = Views.BatchResults.class)))
+  @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")
   public Views.BatchResults enqueueBatch(
