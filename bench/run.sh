@@ -221,7 +221,8 @@ behind() {
 }
 
 PGB_VARS=(-D queue=bench -D 'payload={"to": "bench@example.com", "k": 0}' -D priority=0
-  -D maxAttempts=5 -D enqueuedBy=dev-agent -D worker=bench -D leaseSeconds=600
+  -D maxAttempts=5 -D defaultMaxAttempts=5 -D enqueuedBy=dev-agent -D worker=bench
+  -D leaseSeconds=600 -D defaultLeaseSeconds=60
   -D externalRef=bench -D actor=dev-worker -D dupeKeys=1000 -D max=10
   -D 'tokens=["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10"]')
 # Records pgbench's tps (times $4, the items per transaction, when given) as figure $1; a run

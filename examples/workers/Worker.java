@@ -40,7 +40,8 @@ public class Worker {
   record Outcome(String kind, String detail, Long retryAfterSeconds) {}
 
   /** The fields of a claimed item a worker needs; the payload stays raw JSON, passed on as is. */
-  record Item(String id, String idempotencyKey, String claimToken, String payload) {}
+  record Item(
+      String id, String idempotencyKey, String claimToken, String payload, boolean possiblySent) {}
 
   static final HttpClient http =
       HttpClient.newBuilder()
@@ -94,13 +95,39 @@ public class Worker {
               text(field(json, "id")),
               text(field(json, "idempotencyKey")),
               text(field(json, "claimToken")),
-              field(json, "payload")),
+              field(json, "payload"),
+              "true".equals(field(json, "possiblySent"))),
           leaseSeconds); // a claimed item is finished even when stopping
     }
     log("stopped");
   }
 
+  /**
+   * Says this attempt is about to send, so that if it ends without a complete the next claim is
+   * flagged possiblySent (or the item held for a human) rather than sent again blindly.
+   */
+  static boolean declareIntent(Item item) {
+    try {
+      finish("/v1/items/" + item.id() + "/intent", "{\"claimToken\": \"" + item.claimToken() + "\"}");
+    } catch (ClaimGone gone) {
+      log("item " + item.id() + ": claim gone before sending; not sending");
+      return false;
+    } catch (Transient | RuntimeException error) {
+      log("item " + item.id() + ": " + error.getMessage() + "; not sending");
+      return false;
+    }
+    if (item.possiblySent()) {
+      // Ask the provider by idempotencyKey before sending, where it can be asked; the demo
+      // provider honours Idempotency-Key, so sending again is answered as the same send.
+      log("item " + item.id() + ": an earlier attempt may have sent");
+    }
+    return true;
+  }
+
   static void workOn(Item item, int leaseSeconds) {
+    if (!declareIntent(item)) {
+      return;
+    }
     var heartbeat = Executors.newSingleThreadScheduledExecutor();
     long every = leaseSeconds * 1000L / 3;
     heartbeat.scheduleAtFixedRate(() -> heartbeat(item), every, every, TimeUnit.MILLISECONDS);

@@ -126,7 +126,27 @@ function startHeartbeat(item) {
   return () => clearInterval(timer);
 }
 
+/**
+ * Says this attempt is about to send, so that if it ends without a complete the next claim is
+ * flagged possiblySent (or the item held for a human) rather than sent again blindly.
+ */
+async function declareIntent(item) {
+  try {
+    await finish(`/v1/items/${item.id}/intent`, { claimToken: item.claimToken });
+  } catch (error) {
+    log(`item ${item.id}: ${error instanceof ClaimGone ? 'claim gone before sending' : error.message}; not sending`);
+    return false;
+  }
+  if (item.possiblySent) {
+    // Ask the provider by idempotencyKey before sending, where it can be asked; the demo
+    // provider honours Idempotency-Key, so sending again is answered as the same send.
+    log(`item ${item.id}: an earlier attempt may have sent (${item.priorAttempts.length} before)`);
+  }
+  return true;
+}
+
 async function workOn(item) {
+  if (!(await declareIntent(item))) return;
   const stopHeartbeat = startHeartbeat(item);
   let result;
   try {

@@ -122,7 +122,28 @@ def heartbeat_until(finished, claimq, item, lease_seconds):
             log("item %s: heartbeat failed (%s); trying again" % (item["id"], error))
 
 
+def declare_intent(claimq, item):
+    """Says this attempt is about to send, so that if it ends without a complete the next claim
+    is flagged possiblySent (or the item held for a human) rather than sent again blindly."""
+    try:
+        claimq.finish("/v1/items/%s/intent" % item["id"], {"claimToken": item["claimToken"]})
+    except ClaimGone:
+        log("item %s: claim gone before sending; not sending" % item["id"])
+        return False
+    except (Transient, RuntimeError) as error:
+        log("item %s: %s; not sending, the lease will release it" % (item["id"], error))
+        return False
+    if item.get("possiblySent"):
+        # Ask the provider by idempotencyKey before sending, where it can be asked; the demo
+        # provider honours Idempotency-Key, so sending again is answered as the same send.
+        log("item %s: an earlier attempt may have sent (%d before)"
+            % (item["id"], len(item.get("priorAttempts", []))))
+    return True
+
+
 def work_on(claimq, item, lease_seconds):
+    if not declare_intent(claimq, item):
+        return
     finished = threading.Event()
     heartbeat = threading.Thread(target=heartbeat_until,
                                  args=(finished, claimq, item, lease_seconds), daemon=True)

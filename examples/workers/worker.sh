@@ -128,6 +128,17 @@ work_on() {
   local id token
   id=$(item_field id "$tmp/item")
   token=$(item_field claimToken "$tmp/item")
+  # Say this attempt is about to send: should it end without a complete, the next claim is
+  # flagged possiblySent (or the item held for a human) rather than sent again blindly.
+  local intent
+  intent=$(finish "/v1/items/$id/intent" "{\"claimToken\": \"$token\"}")
+  if [ "$intent" != 200 ]; then
+    log "item $id: intent answered $intent; not sending"
+    return
+  fi
+  # Ask the provider by idempotencyKey before sending, where it can be asked; the demo provider
+  # honours Idempotency-Key, so sending again is answered as the same send.
+  grep -q '"possiblySent":true' "$tmp/item" && log "item $id: an earlier attempt may have sent"
   # The send runs in the background so this loop can heartbeat every third of the lease.
   send &
   local send_pid=$! beat_every=$(( lease_seconds / 3 > 0 ? lease_seconds / 3 : 1 ))

@@ -16,9 +16,12 @@
 -- key was taken, the row that holds it comes back unchanged, with whether its payload is equal
 -- (jsonb equality: key order and white space do not matter, 1.0 equals 1). No row at all means
 -- the holder committed after this statement's snapshot was taken, or was deleted since: go again.
+-- An item without maxAttempts takes the queue's policy, or else the service's default.
 WITH inserted AS (
   INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
-  VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority, :maxAttempts,
+  VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority,
+          coalesce(:maxAttempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
+                   :defaultMaxAttempts),
           coalesce(:runAt, now()), :enqueuedBy)
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
@@ -41,7 +44,10 @@ WITH input AS (
 ),
 inserted AS (
   INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
-  SELECT :queue, dedupe_key, payload, priority, max_attempts, coalesce(run_at, now()), :enqueuedBy
+  SELECT :queue, dedupe_key, payload, priority,
+         coalesce(max_attempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
+                  :defaultMaxAttempts),
+         coalesce(run_at, now()), :enqueuedBy
   FROM input
   ORDER BY ord
   ON CONFLICT (queue, dedupe_key) DO NOTHING
@@ -62,36 +68,63 @@ SELECT input.ord,
 FROM input JOIN holders ON holders.dedupe_key = input.dedupe_key;
 
 -- name: claim
--- Claim one named item: only a pending, due item can be claimed, and only once. The claim sets
--- the lease on the database clock and opens the attempt row in the same statement, so a claim
--- and its history cannot disagree. A lost claim needs no lock to be explained: the row's being
+-- Claim one named item: only a pending, due item of a queue that is not paused can be claimed,
+-- and only once. The claim sets the lease on the database clock (the worker's, else the queue
+-- policy's, else the service's default) and opens the attempt row in the same statement, so a
+-- claim and its history cannot disagree. The claimer learns what earlier attempts left behind:
+-- possibly_sent when one declared a send intent and ended without a complete, or failed not
+-- knowing whether the provider acted; prior_attempts, each of them (the snapshot does not see the
+-- attempt this statement opens). A lost claim needs no lock to be explained: the row's being
 -- there is all a 204 (rather than a 404) depends on.
-WITH claimed AS (
-  UPDATE item SET
-    state = 'sending', attempts = attempts + 1, claim_token = :token, claimed_by = :worker,
-    lease_seconds = :leaseSeconds, lease_expires_at = now() + :leaseSeconds * interval '1 second',
-    updated_at = now()
-  WHERE id = :id AND state = 'pending' AND run_at <= now()
-  RETURNING *
+WITH target AS (
+  SELECT i.id, coalesce(:leaseSeconds, p.lease_seconds, :defaultLeaseSeconds) AS lease_seconds
+  FROM item i LEFT JOIN queue_policy p ON p.queue = i.queue
+  WHERE i.id = :id AND NOT coalesce(p.paused, false)
+),
+claimed AS (
+  UPDATE item i SET
+    state = 'sending', attempts = i.attempts + 1, claim_token = :token, claimed_by = :worker,
+    lease_seconds = target.lease_seconds,
+    lease_expires_at = now() + target.lease_seconds * interval '1 second', updated_at = now()
+  FROM target
+  WHERE i.id = target.id AND i.state = 'pending' AND i.run_at <= now()
+  RETURNING i.*
 ),
 opened AS (
   INSERT INTO attempt (item_id, attempt, worker)
   SELECT id, attempts, claimed_by FROM claimed
 )
-SELECT true AS changed, * FROM claimed
+SELECT true AS changed, claimed.*,
+       EXISTS (SELECT FROM attempt a
+               WHERE a.item_id = claimed.id
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)))
+         AS possibly_sent,
+       coalesce((SELECT jsonb_agg(jsonb_build_object(
+                    'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
+                    'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
+                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                  FROM attempt a WHERE a.item_id = claimed.id), '[]') AS prior_attempts
+FROM claimed
 UNION ALL
-SELECT false, * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM claimed);
+SELECT false, item.*, false, NULL FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM claimed);
 
 -- name: claim-next
--- Claim the next due item of a queue. The pick reads the item_claimable index from the front,
+-- Claim the next due item of a queue that is not paused, as claim does one named item. The pick
+-- reads the item_claimable index from the front,
 -- LIMIT 1. FOR UPDATE SKIP LOCKED makes concurrent claimers step past a row another transaction
 -- is claiming, instead of queueing behind it (or both taking it). The pick is MATERIALIZED: it
 -- runs once, and its LIMIT fences how many rows the UPDATE can touch. Were it folded into the
 -- UPDATE as a subquery, the planner could run it again for each row it joins, claiming more than
 -- one item under concurrency.
-WITH next AS MATERIALIZED (
+WITH policy AS MATERIALIZED (
+  SELECT coalesce(:leaseSeconds, (SELECT lease_seconds FROM queue_policy WHERE queue = :queue),
+                  :defaultLeaseSeconds) AS lease_seconds,
+         coalesce((SELECT paused FROM queue_policy WHERE queue = :queue), false) AS paused
+),
+next AS MATERIALIZED (
   SELECT id FROM item
   WHERE queue = :queue AND state = 'pending' AND run_at <= now()
+    AND NOT (SELECT paused FROM policy)
   ORDER BY priority DESC, run_at, id
   LIMIT 1
   FOR UPDATE SKIP LOCKED
@@ -99,24 +132,40 @@ WITH next AS MATERIALIZED (
 claimed AS (
   UPDATE item i SET
     state = 'sending', attempts = i.attempts + 1, claim_token = :token, claimed_by = :worker,
-    lease_seconds = :leaseSeconds, lease_expires_at = now() + :leaseSeconds * interval '1 second',
-    updated_at = now()
-  FROM next WHERE i.id = next.id
+    lease_seconds = policy.lease_seconds,
+    lease_expires_at = now() + policy.lease_seconds * interval '1 second', updated_at = now()
+  FROM next, policy WHERE i.id = next.id
   RETURNING i.*
 ),
 opened AS (
   INSERT INTO attempt (item_id, attempt, worker)
   SELECT id, attempts, claimed_by FROM claimed
 )
-SELECT * FROM claimed;
+SELECT claimed.*,
+       EXISTS (SELECT FROM attempt a
+               WHERE a.item_id = claimed.id
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)))
+         AS possibly_sent,
+       coalesce((SELECT jsonb_agg(jsonb_build_object(
+                    'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
+                    'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
+                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                  FROM attempt a WHERE a.item_id = claimed.id), '[]') AS prior_attempts
+FROM claimed;
 
 -- name: claim-next-batch
 -- Up to :max items, each with its own token, matched by position. FOR UPDATE cannot sit with a
 -- window function, so the locking pick is a subquery and the numbering is done outside it; both
 -- are MATERIALIZED for the reason claim-next gives.
-WITH picked AS MATERIALIZED (
+WITH policy AS MATERIALIZED (
+  SELECT coalesce(:leaseSeconds, (SELECT lease_seconds FROM queue_policy WHERE queue = :queue),
+                  :defaultLeaseSeconds) AS lease_seconds,
+         coalesce((SELECT paused FROM queue_policy WHERE queue = :queue), false) AS paused
+),
+picked AS MATERIALIZED (
   SELECT id, priority, run_at FROM item
   WHERE queue = :queue AND state = 'pending' AND run_at <= now()
+    AND NOT (SELECT paused FROM policy)
   ORDER BY priority DESC, run_at, id
   LIMIT :max
   FOR UPDATE SKIP LOCKED
@@ -131,9 +180,9 @@ tokens AS (
 claimed AS (
   UPDATE item i SET
     state = 'sending', attempts = i.attempts + 1, claim_token = tokens.token, claimed_by = :worker,
-    lease_seconds = :leaseSeconds, lease_expires_at = now() + :leaseSeconds * interval '1 second',
-    updated_at = now()
-  FROM next JOIN tokens ON tokens.n = next.n
+    lease_seconds = policy.lease_seconds,
+    lease_expires_at = now() + policy.lease_seconds * interval '1 second', updated_at = now()
+  FROM next JOIN tokens ON tokens.n = next.n, policy
   WHERE i.id = next.id
   RETURNING i.*
 ),
@@ -141,7 +190,17 @@ opened AS (
   INSERT INTO attempt (item_id, attempt, worker)
   SELECT id, attempts, claimed_by FROM claimed
 )
-SELECT * FROM claimed;
+SELECT claimed.*,
+       EXISTS (SELECT FROM attempt a
+               WHERE a.item_id = claimed.id
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)))
+         AS possibly_sent,
+       coalesce((SELECT jsonb_agg(jsonb_build_object(
+                    'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
+                    'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
+                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                  FROM attempt a WHERE a.item_id = claimed.id), '[]') AS prior_attempts
+FROM claimed;
 
 -- name: heartbeat
 -- Extends the lease from now, by its original length when no new one is given. Only the current
@@ -186,19 +245,32 @@ SELECT false, * FROM unchanged;
 -- stays failed. The caller cannot know which attempt this is, so it passes the backoff schedule:
 -- the delay for each attempt up to the one that reaches the cap, whose delay serves every later
 -- attempt too. Which applies is decided here, against the row as it is when the statement runs.
-WITH finished AS (
-  UPDATE item SET
-    state = CASE WHEN :retryable AND attempts < max_attempts THEN 'pending' ELSE 'failed' END,
-    run_at = CASE WHEN :retryable AND attempts < max_attempts
-                  THEN now() + (CAST(:delays AS bigint[]))[least(attempts,
+-- A retryable fail whose sender cannot tell whether the provider acted (sentUnknown) is held,
+-- failed for a human, when the queue's policy says hold: it is never sent again by itself.
+WITH judged AS (
+  SELECT i.id,
+         :retryable AND :sentUnknown
+           AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held
+  FROM item i LEFT JOIN queue_policy p ON p.queue = i.queue
+  WHERE i.id = :id
+),
+finished AS (
+  UPDATE item i SET
+    state = CASE WHEN :retryable AND i.attempts < i.max_attempts AND NOT judged.held
+                 THEN 'pending' ELSE 'failed' END,
+    run_at = CASE WHEN :retryable AND i.attempts < i.max_attempts AND NOT judged.held
+                  THEN now() + (CAST(:delays AS bigint[]))[least(i.attempts,
                                  cardinality(CAST(:delays AS bigint[])))] * interval '1 second'
-                  ELSE run_at END,
-    last_error = :error, lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
-  WHERE id = :id AND claim_token = :token AND state = 'sending'
-  RETURNING *
+                  ELSE i.run_at END,
+    last_error = CASE WHEN judged.held THEN 'outcome unknown: ' || :error ELSE :error END,
+    lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
+  FROM judged
+  WHERE i.id = judged.id AND i.claim_token = :token AND i.state = 'sending'
+  RETURNING i.*
 ),
 closed AS (
-  UPDATE attempt a SET finished_at = now(), error = :error, finished_by = :actor,
+  UPDATE attempt a SET finished_at = now(), error = finished.last_error, finished_by = :actor,
+    sent_unknown = :sentUnknown,
     outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
   FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
 ),
@@ -239,26 +311,35 @@ SELECT false, * FROM unchanged;
 -- name: fail-batch
 -- The batch form of fail, with exactly its conditions; each entry brings its own schedule.
 WITH input AS (
-  SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
-                AS e(id bigint, claim_token text, error text, retryable boolean, delays bigint[])
+  SELECT e.*,
+         e.retryable AND e.sent_unknown
+           AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held
+  FROM jsonb_to_recordset(CAST(:batch AS jsonb))
+         AS e(id bigint, claim_token text, error text, retryable boolean, sent_unknown boolean,
+              delays bigint[])
+  LEFT JOIN item i ON i.id = e.id
+  LEFT JOIN queue_policy p ON p.queue = i.queue
 ),
 finished AS (
   UPDATE item i SET
-    state = CASE WHEN input.retryable AND i.attempts < i.max_attempts
+    state = CASE WHEN input.retryable AND i.attempts < i.max_attempts AND NOT input.held
                  THEN 'pending' ELSE 'failed' END,
-    run_at = CASE WHEN input.retryable AND i.attempts < i.max_attempts
+    run_at = CASE WHEN input.retryable AND i.attempts < i.max_attempts AND NOT input.held
                   THEN now() + input.delays[least(i.attempts, cardinality(input.delays))]
                                * interval '1 second'
                   ELSE i.run_at END,
-    last_error = input.error, lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
+    last_error = CASE WHEN input.held THEN 'outcome unknown: ' || input.error ELSE input.error END,
+    lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
   FROM input
   WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
   RETURNING i.*
 ),
 closed AS (
   UPDATE attempt a SET finished_at = now(), error = finished.last_error, finished_by = :actor,
+    sent_unknown = input.sent_unknown,
     outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
-  FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+  FROM finished JOIN input ON input.id = finished.id AND input.claim_token = finished.claim_token
+  WHERE a.item_id = finished.id AND a.finished_at IS NULL
 ),
 unchanged AS (
   SELECT * FROM item
@@ -306,9 +387,14 @@ UNION ALL
 SELECT false, * FROM unchanged;
 
 -- name: reap-expired-leases
--- Releases claims whose lease ran out. SKIP LOCKED steps past an item whose complete or fail is
--- in flight; if that commits first, the row no longer matches state = 'sending' when it is
--- locked, so a finished item is never overwritten. Several instances may run this at once.
+-- Releases claims whose lease ran out. SKIP LOCKED steps past an item whose complete, fail or
+-- intent is in flight; if that commits first, the row no longer matches state = 'sending' when
+-- it is locked, so a finished item is never overwritten. Several instances may run this at once.
+-- An expired item goes back to pending while attempts remain, except:
+-- - held: its attempt declared a send intent, so it may have sent, and the queue's policy says
+--   hold: it is failed for a human, never sent again by itself;
+-- - a crash loop: this lease and the crashLoopAfter - 1 attempts before it all expired, which is
+--   what a payload that kills its worker looks like: failed at once, attempts left or not.
 WITH expired AS MATERIALIZED (
   SELECT id FROM item
   WHERE state = 'sending' AND lease_expires_at <= now()
@@ -316,14 +402,38 @@ WITH expired AS MATERIALIZED (
   LIMIT :batchSize
   FOR UPDATE SKIP LOCKED
 ),
+judged AS (
+  SELECT e.id, k.crash_loop_after,
+         coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold'
+           AND EXISTS (SELECT FROM attempt a
+                       WHERE a.item_id = e.id AND a.finished_at IS NULL
+                         AND a.intent_at IS NOT NULL) AS held,
+         (SELECT count(*) FILTER (WHERE last.outcome = 'lease_expired') = k.crash_loop_after - 1
+                 AND count(*) = k.crash_loop_after - 1
+          FROM (SELECT a.outcome FROM attempt a
+                WHERE a.item_id = e.id AND a.finished_at IS NOT NULL
+                ORDER BY a.id DESC
+                LIMIT k.crash_loop_after - 1) last) AS crash_loop
+  FROM expired e
+  JOIN item i ON i.id = e.id
+  LEFT JOIN queue_policy p ON p.queue = i.queue
+  CROSS JOIN LATERAL (SELECT coalesce(p.crash_loop_after, :defaultCrashLoopAfter)
+                               AS crash_loop_after) k
+),
 released AS (
   UPDATE item i SET
-    state = CASE WHEN i.attempts >= i.max_attempts THEN 'failed' ELSE 'pending' END,
+    state = CASE WHEN judged.held OR judged.crash_loop OR i.attempts >= i.max_attempts
+                 THEN 'failed' ELSE 'pending' END,
     run_at = now(),
-    last_error = 'lease expired: ' || coalesce('worker "' || i.claimed_by || '"', 'the worker')
-                 || ' did not complete, fail or heartbeat within ' || i.lease_seconds || ' s',
+    last_error =
+      CASE WHEN judged.held THEN 'outcome unknown: '
+           WHEN judged.crash_loop
+             THEN 'crash loop: ' || judged.crash_loop_after || ' leases expired in a row; '
+           ELSE '' END
+      || 'lease expired: ' || coalesce('worker "' || i.claimed_by || '"', 'the worker')
+      || ' did not complete, fail or heartbeat within ' || i.lease_seconds || ' s',
     claim_token = NULL, lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
-  FROM expired WHERE i.id = expired.id
+  FROM judged WHERE i.id = judged.id
   RETURNING i.id, i.last_error
 ),
 closed AS (
@@ -331,6 +441,115 @@ closed AS (
   FROM released WHERE a.item_id = released.id AND a.finished_at IS NULL
 )
 SELECT count(*) FROM released;
+
+-- name: intent
+-- A worker's word, just before it calls the provider, that this attempt is about to send. Fenced
+-- like complete (only the current claim, only while sending) and repeat-safe (the first intent's
+-- time stays). The item is read FOR SHARE first, so the reaper (FOR UPDATE SKIP LOCKED) cannot
+-- release the claim between the check and the write and decide without seeing the intent.
+WITH current AS (
+  SELECT id FROM item WHERE id = :id AND claim_token = :token AND state = 'sending' FOR SHARE
+),
+declared AS (
+  UPDATE attempt a SET intent_at = coalesce(a.intent_at, now())
+  FROM current WHERE a.item_id = current.id AND a.finished_at IS NULL
+  RETURNING a.item_id
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM declared) FOR SHARE
+)
+SELECT true AS changed, item.* FROM item JOIN declared ON declared.item_id = item.id
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: release
+-- Hands a claim back without counting it as an attempt: for a worker shutting down, or a
+-- provider's rate limit. Due again after :delaySeconds. Bounded per item (the queue's
+-- maxReleases, else the service's default) so that it cannot go round forever; past the bound it
+-- changes nothing and the worker must complete or fail. The token stays, so a repeat is known.
+WITH released AS (
+  UPDATE item i SET
+    state = 'pending', attempts = i.attempts - 1, releases = i.releases + 1,
+    run_at = now() + :delaySeconds * interval '1 second',
+    lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
+  WHERE i.id = :id AND i.claim_token = :token AND i.state = 'sending'
+    AND i.releases < coalesce((SELECT max_releases FROM queue_policy p WHERE p.queue = i.queue),
+                              :defaultMaxReleases)
+  RETURNING i.*
+),
+closed AS (
+  UPDATE attempt a SET finished_at = now(), outcome = 'released', finished_by = :actor
+  FROM released WHERE a.item_id = released.id AND a.finished_at IS NULL
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM released) FOR SHARE
+)
+SELECT true AS changed, * FROM released
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: resolve
+-- An operator's word that a failed item's side effect did happen (confirmed with the provider,
+-- say, after an outcome unknown): done by hand, with the provider's reference when given.
+WITH resolved AS (
+  UPDATE item SET state = 'done', external_ref = coalesce(:externalRef, external_ref),
+                  updated_at = now()
+  WHERE id = :id AND state = 'failed'
+  RETURNING *
+),
+recorded AS (
+  INSERT INTO item_action (item_id, action, actor, note)
+  SELECT id, 'resolve', :actor, :note FROM resolved
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM resolved) FOR SHARE
+)
+SELECT true AS changed, * FROM resolved
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: policy
+-- The queue's policy as set; no row means every setting is the service's default.
+SELECT * FROM queue_policy WHERE queue = :queue;
+
+-- name: set-policy
+-- Replaces the queue's settings (a null one means the service's default) and keeps its pause,
+-- recording the change with the key's name.
+WITH saved AS (
+  INSERT INTO queue_policy (queue, max_attempts, lease_seconds, crash_loop_after,
+                            on_unknown_outcome, max_releases, updated_by)
+  VALUES (:queue, :maxAttempts, :leaseSeconds, :crashLoopAfter, :onUnknownOutcome, :maxReleases,
+          :actor)
+  ON CONFLICT (queue) DO UPDATE SET
+    max_attempts = EXCLUDED.max_attempts, lease_seconds = EXCLUDED.lease_seconds,
+    crash_loop_after = EXCLUDED.crash_loop_after,
+    on_unknown_outcome = EXCLUDED.on_unknown_outcome, max_releases = EXCLUDED.max_releases,
+    updated_at = now(), updated_by = EXCLUDED.updated_by
+  RETURNING *
+),
+recorded AS (
+  INSERT INTO queue_action (queue, action, actor, policy)
+  SELECT queue, 'policy', :actor, CAST(:policy AS jsonb) FROM saved
+)
+SELECT * FROM saved;
+
+-- name: set-paused
+-- Pauses or resumes the queue's claims, keeping its settings; recorded with the key's name. A
+-- resume, or a pause, of a queue already so is recorded too: it is what the operator did.
+WITH saved AS (
+  INSERT INTO queue_policy (queue, paused, updated_by) VALUES (:queue, :paused, :actor)
+  ON CONFLICT (queue) DO UPDATE SET
+    paused = EXCLUDED.paused, updated_at = now(), updated_by = EXCLUDED.updated_by
+  RETURNING *
+),
+recorded AS (
+  INSERT INTO queue_action (queue, action, actor)
+  SELECT queue, CASE WHEN paused THEN 'pause' ELSE 'resume' END, :actor FROM saved
+)
+SELECT * FROM saved;
+
+-- name: queue-actions
+SELECT * FROM queue_action WHERE queue = :queue ORDER BY id;
 
 -- name: prune-finished
 -- Retention: finished items past their keep time, a batch at a time. SKIP LOCKED so several
@@ -350,18 +569,27 @@ SELECT * FROM item WHERE id = :id;
 SELECT id, queue FROM item WHERE id = ANY (CAST(:ids AS bigint[]));
 
 -- name: queue-stats
--- Counts by state per queue, and how long the oldest due pending item has waited.
-SELECT queue,
-       count(*) FILTER (WHERE state = 'pending') AS pending,
-       count(*) FILTER (WHERE state = 'sending') AS sending,
-       count(*) FILTER (WHERE state = 'done') AS done,
-       count(*) FILTER (WHERE state = 'failed') AS failed,
-       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
-       extract(epoch FROM now() - min(run_at) FILTER (
-           WHERE state = 'pending' AND run_at <= now())) AS oldest_due_pending_age_seconds
-FROM item
-GROUP BY queue
-ORDER BY queue;
+-- Counts by state per queue, how long the oldest due pending item has waited, and whether the
+-- queue is paused. A queue with a policy and no items is listed too.
+SELECT coalesce(s.queue, p.queue) AS queue,
+       coalesce(s.pending, 0) AS pending, coalesce(s.sending, 0) AS sending,
+       coalesce(s.done, 0) AS done, coalesce(s.failed, 0) AS failed,
+       coalesce(s.cancelled, 0) AS cancelled, s.oldest_due_pending_age_seconds,
+       coalesce(p.paused, false) AS paused
+FROM (
+  SELECT queue,
+         count(*) FILTER (WHERE state = 'pending') AS pending,
+         count(*) FILTER (WHERE state = 'sending') AS sending,
+         count(*) FILTER (WHERE state = 'done') AS done,
+         count(*) FILTER (WHERE state = 'failed') AS failed,
+         count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+         extract(epoch FROM now() - min(run_at) FILTER (
+             WHERE state = 'pending' AND run_at <= now())) AS oldest_due_pending_age_seconds
+  FROM item
+  GROUP BY queue
+) s
+FULL JOIN queue_policy p ON p.queue = s.queue
+ORDER BY 1;
 
 -- name: dead-rows
 -- PostgreSQL's own count, kept up to date by every backend without scanning anything.

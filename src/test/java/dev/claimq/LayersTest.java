@@ -28,7 +28,7 @@ class LayersTest {
           "api", Set.of("longpoll", "queue", "store", "security", "config"),
           "longpoll", Set.of("queue", "store", "config"),
           "queue", Set.of("store", "policy", "config"),
-          "store", Set.of(),
+          "store", Set.of("config"),
           "policy", Set.of(),
           "maintenance", Set.of("store", "config"),
           "security", Set.of("config"),

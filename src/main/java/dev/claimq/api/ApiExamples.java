@@ -77,5 +77,5 @@ final class ApiExamples {
       """
       {"queues": [{"queue": "emails",
         "counts": {"pending": 12, "sending": 2, "done": 340, "failed": 1, "cancelled": 0},
-        "oldestDuePendingAgeSeconds": 3.2}]}""";
+        "oldestDuePendingAgeSeconds": 3.2, "paused": false}]}""";
 }

@@ -80,6 +80,7 @@ public class BatchFinishResource {
               entry.claimToken(),
               entry.error(),
               entry.retryable() == null || entry.retryable(),
+              "unknown".equals(entry.sent()),
               entry.retryAfterSeconds()));
     }
     return Views.BatchResults.of(

@@ -246,9 +246,61 @@ public class ItemsResource {
             body.claimToken(),
             body.error(),
             body.retryable() == null || body.retryable(),
+            "unknown".equals(body.sent()),
             body.retryAfterSeconds(),
             guard.actor()),
         itemId);
+  }
+
+  @RolesAllowed(Role.WORKER)
+  @POST
+  @Path("/{id}/intent")
+  @Tag(name = "workers")
+  @Operation(
+      operationId = "intent",
+      summary = "Declare that this attempt is about to send",
+      description =
+          "Call it just before calling the provider. If the attempt then ends without a complete"
+              + " (its lease expires, or a fail says sent: unknown), the item's next claim says"
+              + " possiblySent, or, where the queue's policy is hold, the item is failed with"
+              + " the reason outcome unknown. Fenced like complete; repeating it is safe.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Recorded on the current attempt.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StaleClaim")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView intent(@PathParam("id") String id, @Valid @NotNull Requests.Intent body) {
+    long itemId = guard.item(Params.itemId(id));
+    return answer(work.intent(itemId, body.claimToken()), itemId);
+  }
+
+  @RolesAllowed(Role.WORKER)
+  @POST
+  @Path("/{id}/release")
+  @Tag(name = "workers")
+  @Operation(
+      operationId = "release",
+      summary = "Hand a claim back unused",
+      description =
+          "For a worker shutting down, or a provider's rate limit: the item is pending again"
+              + " after delaySeconds, and the attempt does not count against maxAttempts. An"
+              + " item may be released maxReleases times (its queue's policy; 10 by default);"
+              + " after that release answers 409 release-limit and the claim stays yours.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Pending again, due after delaySeconds.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "ReleaseRefused")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView release(@PathParam("id") String id, @Valid @NotNull Requests.Release body) {
+    long itemId = guard.item(Params.itemId(id));
+    long delay = body.delaySeconds() == null ? 0 : body.delaySeconds();
+    return answer(work.release(itemId, body.claimToken(), delay, guard.actor()), itemId);
   }
 
   @RolesAllowed(Role.WORKER)
@@ -322,6 +374,30 @@ public class ItemsResource {
   public ItemView cancel(@PathParam("id") String id) {
     long itemId = guard.item(Params.itemId(id));
     return answer(operators.cancel(itemId, guard.actor()), itemId);
+  }
+
+  @RolesAllowed(Role.OPERATOR)
+  @POST
+  @Path("/{id}/resolve")
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "resolve",
+      summary = "Mark a failed item done by hand",
+      description =
+          "For a send that did happen after all, e.g. one failed with outcome unknown that the"
+              + " provider confirms. Recorded in the item's actions with the note.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Done.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StateConflict")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView resolve(@PathParam("id") String id, @Valid @NotNull Requests.Resolve body) {
+    long itemId = guard.item(Params.itemId(id));
+    return answer(
+        operators.resolve(itemId, body.externalRef(), body.note(), guard.actor()), itemId);
   }
 
   @GET

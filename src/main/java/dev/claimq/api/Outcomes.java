@@ -25,8 +25,9 @@ final class Outcomes {
       case NOT_CLAIMED -> new Status(204, null, null);
       case NOT_FOUND -> new Status(404, "item-not-found", "Item not found");
       case STALE_CLAIM -> new Status(409, "stale-claim", "Stale claim");
-      case NOT_RETRYABLE, NOT_CANCELLABLE ->
+      case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE ->
           new Status(409, "state-conflict", "Not allowed in this state");
+      case RELEASE_LIMIT -> new Status(409, "release-limit", "Release limit reached");
       case KEY_REUSED -> new Status(422, "dedupe-key-reused", "Dedupe key reused");
     };
   }
@@ -53,6 +54,18 @@ final class Outcomes {
               + " is "
               + item.state.wireName()
               + ": only pending or failed items can be cancelled.";
+      case NOT_RESOLVABLE ->
+          "Item "
+              + item.id
+              + " is "
+              + item.state.wireName()
+              + ": only failed items can be resolved.";
+      case RELEASE_LIMIT ->
+          "Item "
+              + item.id
+              + " has been released "
+              + item.releases
+              + " times, its queue's limit: the claim is still yours; complete or fail it.";
       case KEY_REUSED ->
           "Queue '"
               + item.queue

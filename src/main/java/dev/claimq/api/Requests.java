@@ -7,6 +7,7 @@ import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
@@ -134,6 +135,11 @@ public final class Requests {
       @NotBlank @Size(max = 100_000) @JsonDeserialize(using = StrictJson.ReasonText.class)
           String error,
       Boolean retryable,
+      @Schema(
+              description = "As in a single fail.",
+              enumeration = {"no", "unknown"})
+          @Pattern(regexp = "no|unknown", message = "must be no or unknown")
+          String sent,
       @Min(0) @Max(86_400) Long retryAfterSeconds) {}
 
   @Schema(name = "FailBatchRequest")
@@ -165,10 +171,71 @@ public final class Requests {
               description = "false for a permanent error: no further attempts.",
               defaultValue = "true")
           Boolean retryable,
+      @Schema(
+              description =
+                  "unknown when the worker cannot tell whether the provider acted (a timeout"
+                      + " after the request went out): the next claim then says possiblySent,"
+                      + " or, where the queue's policy is hold, the item is failed for a human.",
+              enumeration = {"no", "unknown"},
+              defaultValue = "no")
+          @Pattern(regexp = "no|unknown", message = "must be no or unknown")
+          String sent,
       @Schema(description = "The provider's Retry-After: replaces the computed backoff.")
           @Min(0)
           @Max(86_400)
           Long retryAfterSeconds) {}
+
+  @Schema(name = "IntentRequest")
+  public record Intent(@NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken) {}
+
+  @Schema(name = "ReleaseRequest")
+  public record Release(
+      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(description = "Due again after this long.", defaultValue = "0") @Min(0) @Max(86_400)
+          Long delaySeconds) {}
+
+  @Schema(name = "ResolveRequest")
+  public record Resolve(
+      @Schema(
+              description = "The provider's reference for the send, when known.",
+              examples = "msg_0193")
+          @Size(max = 500)
+          String externalRef,
+      @Schema(
+              description = "Why, for the record: e.g. what the provider said.",
+              examples = "Provider confirms delivery of msg_0193.")
+          @Size(max = 2_000)
+          String note) {}
+
+  @Schema(
+      name = "PolicyRequest",
+      description = "A queue's settings; a setting left out (or null) is the service's default.")
+  public record Policy(
+      @Schema(description = "Attempts an item gets when its enqueue does not say.")
+          @Min(1)
+          @Max(100)
+          Integer maxAttempts,
+      @Schema(description = "A claim's lease when the worker does not say.")
+          @Min(1)
+          @Max(MAX_LEASE_SECONDS)
+          Integer leaseSeconds,
+      @Schema(
+              description =
+                  "Leases expired in a row after which an item is failed as a crash loop.")
+          @Min(1)
+          @Max(100)
+          Integer crashLoopAfter,
+      @Schema(
+              description =
+                  "After an attempt that may have sent (an intent, then no complete): retry, with"
+                      + " the next claim saying possiblySent, or hold, failed for a human.",
+              enumeration = {"retry", "hold"})
+          @Pattern(regexp = "retry|hold", message = "must be retry or hold")
+          String onUnknownOutcome,
+      @Schema(description = "Releases (claims handed back unused) allowed per item.")
+          @Min(0)
+          @Max(1_000)
+          Integer maxReleases) {}
 
   @Schema(name = "HeartbeatRequest")
   public record Heartbeat(

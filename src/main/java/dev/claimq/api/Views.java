@@ -83,13 +83,19 @@ public final class Views {
       @Schema(description = "The item's attempt count when claimed (1 = first).") int attempt,
       @Schema(description = "The name the worker gave, if any.", nullable = true) String worker,
       Instant claimedAt,
+      @Schema(
+              description = "When the worker declared it was about to send; null if it did not.",
+              nullable = true)
+          Instant intentAt,
       @Schema(description = "Null while the claim is still open.", nullable = true)
           Instant finishedAt,
       @Schema(
               description = "Null while open.",
               nullable = true,
-              enumeration = {"done", "retry", "failed", "lease_expired"})
+              enumeration = {"done", "retry", "failed", "lease_expired", "released"})
           String outcome,
+      @Schema(description = "A fail whose worker could not tell whether the provider acted.")
+          boolean sentUnknown,
       @Schema(
               description = "The failure reason, secrets redacted; null unless it failed.",
               nullable = true)
@@ -104,8 +110,10 @@ public final class Views {
           attempt.attempt,
           attempt.worker,
           attempt.claimedAt,
+          attempt.intentAt,
           attempt.finishedAt,
           attempt.outcome,
+          attempt.sentUnknown,
           attempt.error,
           attempt.finishedBy);
     }
@@ -116,15 +124,17 @@ public final class Views {
 
   @Schema(
       name = "Action",
-      description = "An operator's retry or cancel.",
-      requiredProperties = {"action", "actor", "at"})
+      description = "An operator's retry, cancel or resolve.",
+      requiredProperties = {"action", "actor", "at", "note"})
   public record ActionView(
-      @Schema(enumeration = {"retry", "cancel"}) String action,
+      @Schema(enumeration = {"retry", "cancel", "resolve"}) String action,
       @Schema(description = "The name of the key that did it.") String actor,
-      Instant at) {
+      Instant at,
+      @Schema(description = "Why, as the operator said it; null unless given.", nullable = true)
+          String note) {
 
     static ActionView of(ItemAction action) {
-      return new ActionView(action.action, action.actor, action.at);
+      return new ActionView(action.action, action.actor, action.at, action.note);
     }
   }
 
@@ -138,7 +148,7 @@ public final class Views {
 
   @Schema(
       name = "Queue",
-      requiredProperties = {"queue", "counts", "oldestDuePendingAgeSeconds"})
+      requiredProperties = {"queue", "counts", "oldestDuePendingAgeSeconds", "paused"})
   public record QueueView(
       String queue,
       StateCounts counts,
@@ -146,17 +156,43 @@ public final class Views {
               description =
                   "Seconds the oldest due pending item has waited; null when none is due.",
               nullable = true)
-          Double oldestDuePendingAgeSeconds) {
+          Double oldestDuePendingAgeSeconds,
+      @Schema(description = "Claims answer 204 until an operator resumes the queue.")
+          boolean paused) {
 
     static QueueView of(QueueStats stats) {
       return new QueueView(
           stats.queue(),
           new StateCounts(
               stats.pending(), stats.sending(), stats.done(), stats.failed(), stats.cancelled()),
-          stats.oldestDuePendingAgeSeconds());
+          stats.oldestDuePendingAgeSeconds(),
+          stats.paused());
     }
   }
 
   @Schema(name = "QueueList", requiredProperties = "queues")
   public record QueueList(List<QueueView> queues) {}
+
+  @Schema(
+      name = "QueueAction",
+      description = "An operator's policy change, pause or resume of a queue.",
+      requiredProperties = {"action", "actor", "at", "policy"})
+  public record QueueActionView(
+      @Schema(enumeration = {"policy", "pause", "resume"}) String action,
+      @Schema(description = "The name of the key that did it.") String actor,
+      Instant at,
+      @Schema(
+              ref = "JsonValue",
+              description = "The policy as it was set; null unless a policy change.",
+              nullable = true)
+          @com.fasterxml.jackson.annotation.JsonRawValue
+          String policy) {
+
+    static QueueActionView of(dev.claimq.store.QueueAction action) {
+      return new QueueActionView(action.action, action.actor, action.at, action.policy);
+    }
+  }
+
+  @Schema(name = "QueueActionList", requiredProperties = "actions")
+  public record QueueActionList(List<QueueActionView> actions) {}
 }

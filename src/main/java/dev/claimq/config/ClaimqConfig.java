@@ -57,6 +57,10 @@ public interface ClaimqConfig {
     /** How long a claim lasts when the worker does not say. */
     @WithDefault("60s")
     Duration defaultDuration();
+
+    /** How often one item's claim may be released (handed back unused) before release is 409. */
+    @WithDefault("10")
+    int maxReleases();
   }
 
   interface Retry {
@@ -71,6 +75,32 @@ public interface ClaimqConfig {
     /** The longest delay between two attempts. */
     @WithDefault("1h")
     Duration backoffCap();
+
+    /**
+     * Leases expired in a row after which an item is failed at once as a crash loop, attempts left
+     * or not: a payload that kills its worker stops taking workers down.
+     */
+    @WithDefault("3")
+    int crashLoopAfter();
+
+    /**
+     * What happens to an item whose attempt declared a send intent and then ended without a
+     * complete: retry (its next claim says possiblySent) or hold (failed, for a human).
+     */
+    @WithDefault("retry")
+    OnUnknownOutcome onUnknownOutcome();
+  }
+
+  /** The choices of claimq.retry.on-unknown-outcome, and of a queue policy's onUnknownOutcome. */
+  enum OnUnknownOutcome {
+    /** Claim it again; the next claim says possiblySent, so the worker asks the provider first. */
+    RETRY,
+    /** Fail it with the reason "outcome unknown", for a human: never resent by itself. */
+    HOLD;
+
+    public String wireName() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
   }
 
   interface LongPoll {

@@ -31,7 +31,12 @@ public class BatchService {
 
   /** An entry of a batch fail. */
   public record FailEntry(
-      long id, String claimToken, String error, boolean retryable, Long retryAfterSeconds) {}
+      long id,
+      String claimToken,
+      String error,
+      boolean retryable,
+      boolean sentUnknown,
+      Long retryAfterSeconds) {}
 
   private final ItemRepository items;
   private final EnqueueService enqueuer;
@@ -62,7 +67,7 @@ public class BatchService {
       row.put("dedupe_key", entry.dedupeKey());
       row.set("payload", readJson(entry.payload()));
       row.put("priority", entry.priority());
-      row.put("max_attempts", entry.maxAttempts());
+      row.put("max_attempts", entry.maxAttempts()); // null: the queue's policy or the default
       row.put("run_at", entry.runAt() == null ? null : entry.runAt().toString());
     }
     Map<Integer, ItemRepository.KeyHolder> holders =
@@ -90,8 +95,7 @@ public class BatchService {
       tokens.add(ClaimTokens.next());
     }
     List<Item> claimed =
-        new ArrayList<>(
-            items.claimNextBatch(queue, max, writeJson(tokens), worker, work.lease(leaseSeconds)));
+        new ArrayList<>(items.claimNextBatch(queue, max, writeJson(tokens), worker, leaseSeconds));
     // Hand them out in claim order: highest priority, then oldest runAt, then oldest.
     claimed.sort(
         Comparator.comparingInt((Item item) -> -item.priority)
@@ -126,7 +130,8 @@ public class BatchService {
               .put("id", entry.id())
               .put("claim_token", entry.claimToken())
               .put("error", FailureReason.sanitize(entry.error()))
-              .put("retryable", entry.retryable());
+              .put("retryable", entry.retryable())
+              .put("sent_unknown", entry.sentUnknown());
       ArrayNode delays = row.putArray("delays");
       for (long delay : work.delays(entry.retryAfterSeconds())) {
         delays.add(delay);

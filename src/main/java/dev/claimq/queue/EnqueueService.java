@@ -1,6 +1,5 @@
 package dev.claimq.queue;
 
-import dev.claimq.config.ClaimqConfig;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemRepository.KeyHolder;
 import dev.claimq.store.NewItem;
@@ -19,12 +18,10 @@ public class EnqueueService {
 
   private final ItemRepository items;
   private final Event<ItemsEnqueued> enqueued;
-  private final int defaultMaxAttempts;
 
-  EnqueueService(ItemRepository items, Event<ItemsEnqueued> enqueued, ClaimqConfig config) {
+  EnqueueService(ItemRepository items, Event<ItemsEnqueued> enqueued) {
     this.items = items;
     this.enqueued = enqueued;
-    this.defaultMaxAttempts = config.retry().defaultMaxAttempts();
   }
 
   /** CREATED with the new item, REPLAYED with the item of the same work, or KEY_REUSED. */
@@ -58,7 +55,7 @@ public class EnqueueService {
         request.dedupeKey(),
         request.payload(),
         request.priority() == null ? 0 : request.priority(),
-        request.maxAttempts() == null ? defaultMaxAttempts : request.maxAttempts(),
+        request.maxAttempts(), // null: the queue's policy, or the service's default
         request.runAt(),
         request.enqueuedBy());
   }

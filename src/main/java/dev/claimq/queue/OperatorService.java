@@ -67,6 +67,15 @@ public class OperatorService {
         .orElseGet(Answer::notFound);
   }
 
+  /** CHANGED (done by hand), NOT_RESOLVABLE (not failed) or NOT_FOUND. */
+  public Answer resolve(long id, String externalRef, String note, String actor) {
+    return items
+        .resolve(id, externalRef, note, actor)
+        .map(
+            row -> new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_RESOLVABLE, row.item()))
+        .orElseGet(Answer::notFound);
+  }
+
   public List<QueueStats> queues() {
     return items.queueStats();
   }

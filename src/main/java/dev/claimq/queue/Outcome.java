@@ -7,7 +7,7 @@ package dev.claimq.queue;
 public enum Outcome {
   /** An enqueue made a new item. */
   CREATED,
-  /** The change was made: claimed, extended, completed, failed, retried or cancelled. */
+  /** The change was made: claimed, extended, completed, failed, released, retried, ... */
   CHANGED,
   /** The same request was accepted before (an enqueue of the same work, a repeated finish). */
   REPLAYED,
@@ -22,5 +22,9 @@ public enum Outcome {
   /** An operator's retry of an item that is neither failed nor cancelled. */
   NOT_RETRYABLE,
   /** An operator's cancel of an item that is neither pending nor failed. */
-  NOT_CANCELLABLE
+  NOT_CANCELLABLE,
+  /** An operator's resolve of an item that is not failed. */
+  NOT_RESOLVABLE,
+  /** A release of a claim whose item has used up its releases: the claim is still held. */
+  RELEASE_LIMIT
 }

@@ -19,11 +19,9 @@ import java.util.concurrent.ThreadLocalRandom;
 public class WorkService {
   private final ItemRepository items;
   private final Backoff backoff;
-  private final int defaultLeaseSeconds;
 
   WorkService(ItemRepository items, ClaimqConfig config) {
     this.items = items;
-    this.defaultLeaseSeconds = (int) config.lease().defaultDuration().toSeconds();
     this.backoff = new Backoff(config.retry().backoffBase(), config.retry().backoffCap());
   }
 
@@ -33,7 +31,7 @@ public class WorkService {
    */
   public Answer claim(long id, String worker, Integer leaseSeconds) {
     return items
-        .claim(id, ClaimTokens.next(), worker, lease(leaseSeconds))
+        .claim(id, ClaimTokens.next(), worker, leaseSeconds)
         .map(row -> new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_CLAIMED, row.item()))
         .orElseGet(Answer::notFound);
   }
@@ -42,11 +40,7 @@ public class WorkService {
    * Claims the queue's next due item (its claimToken is this worker's); empty when there is none.
    */
   public Optional<Item> claimNext(String queue, String worker, Integer leaseSeconds) {
-    return items.claimNext(queue, ClaimTokens.next(), worker, lease(leaseSeconds));
-  }
-
-  int lease(Integer requestedSeconds) {
-    return requestedSeconds == null ? defaultLeaseSeconds : requestedSeconds;
+    return items.claimNext(queue, ClaimTokens.next(), worker, leaseSeconds);
   }
 
   /**
@@ -59,18 +53,27 @@ public class WorkService {
 
   /**
    * Records a failed attempt and schedules the retry (the provider's Retry-After, when given,
-   * replaces the computed backoff). Repeating an accepted fail answers REPLAYED.
+   * replaces the computed backoff). {@code sentUnknown}: the worker cannot tell whether the
+   * provider acted; the queue's policy then decides between a flagged retry and a hold. Repeating
+   * an accepted fail answers REPLAYED.
    */
   public Answer fail(
       long id,
       String token,
       String error,
       boolean retryable,
+      boolean sentUnknown,
       Long retryAfterSeconds,
       String actor) {
     return finish(
         items.fail(
-            id, token, FailureReason.sanitize(error), retryable, delays(retryAfterSeconds), actor),
+            id,
+            token,
+            FailureReason.sanitize(error),
+            retryable,
+            sentUnknown,
+            delays(retryAfterSeconds),
+            actor),
         token,
         ItemState.PENDING,
         ItemState.FAILED);
@@ -89,6 +92,34 @@ public class WorkService {
   /** Extends the lease of a current claim; by its original length when none is given. */
   public Answer heartbeat(long id, String token, Integer leaseSeconds) {
     return finish(items.heartbeat(id, token, leaseSeconds), token);
+  }
+
+  /**
+   * Records that the current attempt is about to send: CHANGED (also when repeated), STALE_CLAIM or
+   * NOT_FOUND.
+   */
+  public Answer intent(long id, String token) {
+    return finish(items.intent(id, token), token);
+  }
+
+  /**
+   * Hands the claim back without using up an attempt, due again after {@code delaySeconds}:
+   * CHANGED, REPLAYED for a repeat, RELEASE_LIMIT when the item's releases are used up (the claim
+   * stays this worker's), STALE_CLAIM or NOT_FOUND.
+   */
+  public Answer release(long id, String token, long delaySeconds, String actor) {
+    return items
+        .release(id, token, delaySeconds, actor)
+        .map(
+            row -> {
+              Item item = row.item();
+              boolean mine = token.equals(item.claimToken);
+              if (!row.changed() && mine && item.state == ItemState.SENDING) {
+                return new Answer(Outcome.RELEASE_LIMIT, item);
+              }
+              return finish(row, token, ItemState.PENDING);
+            })
+        .orElseGet(Answer::notFound);
   }
 
   private static Answer finish(Optional<Changed> row, String token, ItemState... replayStates) {

@@ -24,7 +24,15 @@ public class Attempt {
   @Column(name = "finished_at")
   public Instant finishedAt;
 
-  /** done, retry, failed or lease_expired; null while the claim is still open. */
+  /** When the worker declared it was about to send; null when it did not. */
+  @Column(name = "intent_at")
+  public Instant intentAt;
+
+  /** A retryable fail whose worker could not tell whether the provider acted. */
+  @Column(name = "sent_unknown")
+  public boolean sentUnknown;
+
+  /** done, retry, failed, lease_expired or released; null while the claim is still open. */
   public String outcome;
 
   public String error;

@@ -3,6 +3,7 @@ package dev.claimq.store;
 import jakarta.persistence.AttributeConverter;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;
+import jakarta.persistence.Transient;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.sql.ResultSet;
@@ -30,7 +31,7 @@ final class EntityRows<T> implements Sql.RowMapper<T> {
         continue;
       }
       // Hibernate's bytecode enhancement adds fields of its own ($$_hibernate_...): not columns.
-      if (field.getName().startsWith("$$")) {
+      if (field.getName().startsWith("$$") || field.isAnnotationPresent(Transient.class)) {
         continue;
       }
       Column column = field.getAnnotation(Column.class);

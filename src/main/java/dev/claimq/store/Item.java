@@ -5,6 +5,7 @@ import jakarta.persistence.Convert;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
+import jakarta.persistence.Transient;
 import java.time.Instant;
 
 /**
@@ -65,4 +66,15 @@ public class Item {
 
   @Column(name = "updated_at")
   public Instant updatedAt;
+
+  /** Claims handed back unused (release), bounded per item. */
+  public int releases;
+
+  /**
+   * Set on a claimed item only: whether an earlier attempt may have sent (it declared an intent and
+   * ended without a complete, or failed not knowing), and every earlier attempt. Not columns.
+   */
+  @Transient public Boolean possiblySent;
+
+  @Transient public java.util.List<Attempt> priorAttempts;
 }

@@ -6,7 +6,7 @@ import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.time.Instant;
 
-/** An operator's retry or cancel of an item, and whose key did it. */
+/** An operator's retry, cancel or resolve of an item, and whose key did it. */
 @Entity
 @Table(name = "item_action")
 public class ItemAction {
@@ -18,4 +18,7 @@ public class ItemAction {
   public String action;
   public String actor;
   public Instant at;
+
+  /** Why, for a resolve. */
+  public String note;
 }

@@ -1,5 +1,8 @@
 package dev.claimq.store;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.config.ClaimqConfig;
 import io.quarkus.hibernate.orm.panache.PanacheRepository;
 import io.quarkus.panache.common.Parameters;
 import io.quarkus.panache.common.Sort;
@@ -53,6 +56,9 @@ public class ItemRepository implements PanacheRepository<Item> {
 
   private static final SqlFile FILE = SqlFile.load("db/item.sql");
   private static final EntityRows<Item> ITEMS = EntityRows.of(Item.class);
+  private static final EntityRows<QueuePolicy> POLICIES = EntityRows.of(QueuePolicy.class);
+  private static final EntityRows<QueueAction> QUEUE_ACTION_ROWS = EntityRows.of(QueueAction.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private static final Sql ENQUEUE =
       FILE.take(
@@ -62,24 +68,63 @@ public class ItemRepository implements PanacheRepository<Item> {
           "payload",
           "priority",
           "maxAttempts",
+          "defaultMaxAttempts",
           "runAt",
           "enqueuedBy");
   private static final Sql ENQUEUE_BATCH =
-      FILE.take("enqueue-batch", "queue", "batch", "enqueuedBy");
-  private static final Sql CLAIM = FILE.take("claim", "id", "token", "worker", "leaseSeconds");
+      FILE.take("enqueue-batch", "queue", "batch", "defaultMaxAttempts", "enqueuedBy");
+  private static final Sql CLAIM =
+      FILE.take("claim", "id", "token", "worker", "leaseSeconds", "defaultLeaseSeconds");
   private static final Sql CLAIM_NEXT =
-      FILE.take("claim-next", "queue", "token", "worker", "leaseSeconds");
+      FILE.take("claim-next", "queue", "token", "worker", "leaseSeconds", "defaultLeaseSeconds");
   private static final Sql CLAIM_NEXT_BATCH =
-      FILE.take("claim-next-batch", "queue", "max", "tokens", "worker", "leaseSeconds");
+      FILE.take(
+          "claim-next-batch",
+          "queue",
+          "max",
+          "tokens",
+          "worker",
+          "leaseSeconds",
+          "defaultLeaseSeconds");
   private static final Sql HEARTBEAT = FILE.take("heartbeat", "id", "token", "leaseSeconds");
   private static final Sql COMPLETE = FILE.take("complete", "id", "token", "externalRef", "actor");
   private static final Sql FAIL =
-      FILE.take("fail", "id", "token", "error", "retryable", "delays", "actor");
+      FILE.take(
+          "fail",
+          "id",
+          "token",
+          "error",
+          "retryable",
+          "sentUnknown",
+          "delays",
+          "defaultOnUnknownOutcome",
+          "actor");
   private static final Sql COMPLETE_BATCH = FILE.take("complete-batch", "batch", "actor");
-  private static final Sql FAIL_BATCH = FILE.take("fail-batch", "batch", "actor");
+  private static final Sql FAIL_BATCH =
+      FILE.take("fail-batch", "batch", "defaultOnUnknownOutcome", "actor");
   private static final Sql RETRY = FILE.take("retry", "id", "actor");
   private static final Sql CANCEL = FILE.take("cancel", "id", "actor");
-  private static final Sql REAP_EXPIRED_LEASES = FILE.take("reap-expired-leases", "batchSize");
+  private static final Sql INTENT = FILE.take("intent", "id", "token");
+  private static final Sql RELEASE =
+      FILE.take("release", "id", "token", "delaySeconds", "defaultMaxReleases", "actor");
+  private static final Sql RESOLVE = FILE.take("resolve", "id", "externalRef", "note", "actor");
+  private static final Sql POLICY = FILE.take("policy", "queue");
+  private static final Sql SET_POLICY =
+      FILE.take(
+          "set-policy",
+          "queue",
+          "maxAttempts",
+          "leaseSeconds",
+          "crashLoopAfter",
+          "onUnknownOutcome",
+          "maxReleases",
+          "policy",
+          "actor");
+  private static final Sql SET_PAUSED = FILE.take("set-paused", "queue", "paused", "actor");
+  private static final Sql QUEUE_ACTIONS = FILE.take("queue-actions", "queue");
+  private static final Sql REAP_EXPIRED_LEASES =
+      FILE.take(
+          "reap-expired-leases", "batchSize", "defaultOnUnknownOutcome", "defaultCrashLoopAfter");
   private static final Sql PRUNE_FINISHED = FILE.take("prune-finished", "keepSeconds", "batchSize");
   private static final Sql FIND_BY_ID = FILE.take("find-by-id", "id");
   private static final Sql QUEUES_BY_ID = FILE.take("queues-by-id", "ids");
@@ -92,9 +137,20 @@ public class ItemRepository implements PanacheRepository<Item> {
   }
 
   private final DataSource dataSource;
+  // The service's defaults, for what neither the request nor the queue's policy says.
+  private final int defaultMaxAttempts;
+  private final int defaultLeaseSeconds;
+  private final int defaultCrashLoopAfter;
+  private final String defaultOnUnknownOutcome;
+  private final int defaultMaxReleases;
 
-  ItemRepository(DataSource dataSource) {
+  ItemRepository(DataSource dataSource, ClaimqConfig config) {
     this.dataSource = dataSource;
+    this.defaultMaxAttempts = config.retry().defaultMaxAttempts();
+    this.defaultLeaseSeconds = (int) config.lease().defaultDuration().toSeconds();
+    this.defaultCrashLoopAfter = config.retry().crashLoopAfter();
+    this.defaultOnUnknownOutcome = config.retry().onUnknownOutcome().wireName();
+    this.defaultMaxReleases = config.lease().maxReleases();
   }
 
   /**
@@ -110,6 +166,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("payload", item.payload())
         .set("priority", item.priority())
         .set("maxAttempts", item.maxAttempts())
+        .set("defaultMaxAttempts", defaultMaxAttempts)
         .set("runAt", item.runAt())
         .set("enqueuedBy", item.enqueuedBy())
         .list(ItemRepository::keyHolder)
@@ -128,38 +185,46 @@ public class ItemRepository implements PanacheRepository<Item> {
         .on(dataSource)
         .set("queue", queue)
         .set("batch", batchJson)
+        .set("defaultMaxAttempts", defaultMaxAttempts)
         .set("enqueuedBy", enqueuedBy)
         .list(row -> holders.put(row.getInt("ord"), keyHolder(row)));
     return holders;
   }
 
-  /** Claims this item if it is pending and due; empty when there is no such item. */
-  public Optional<Changed> claim(long id, String token, String worker, int leaseSeconds) {
-    return single(
-        CLAIM
-            .on(dataSource)
-            .set("id", id)
-            .set("token", token)
-            .set("worker", worker)
-            .set("leaseSeconds", leaseSeconds));
+  /**
+   * Claims this item if it is pending, due and its queue not paused; empty when there is no such
+   * item. A null lease is the queue policy's, else the service's default.
+   */
+  public Optional<Changed> claim(long id, String token, String worker, Integer leaseSeconds) {
+    return CLAIM
+        .on(dataSource)
+        .set("id", id)
+        .set("token", token)
+        .set("worker", worker)
+        .set("leaseSeconds", leaseSeconds)
+        .set("defaultLeaseSeconds", defaultLeaseSeconds)
+        .list(row -> new Changed(row.getBoolean("changed"), claimed(row)))
+        .stream()
+        .reduce(ItemRepository::onlyOne);
   }
 
-  /** Claims the next due item of the queue; empty when there is none to claim. */
-  public Optional<Item> claimNext(String queue, String token, String worker, int leaseSeconds) {
+  /** Claims the next due item of the queue; empty when there is none, or the queue is paused. */
+  public Optional<Item> claimNext(String queue, String token, String worker, Integer leaseSeconds) {
     return CLAIM_NEXT
         .on(dataSource)
         .set("queue", queue)
         .set("token", token)
         .set("worker", worker)
         .set("leaseSeconds", leaseSeconds)
-        .list(ITEMS)
+        .set("defaultLeaseSeconds", defaultLeaseSeconds)
+        .list(ItemRepository::claimed)
         .stream()
         .reduce(ItemRepository::onlyOne);
   }
 
   /** Claims up to {@code max} due items of the queue, one token each (a JSON array of them). */
   public List<Item> claimNextBatch(
-      String queue, int max, String tokensJson, String worker, int leaseSeconds) {
+      String queue, int max, String tokensJson, String worker, Integer leaseSeconds) {
     return CLAIM_NEXT_BATCH
         .on(dataSource)
         .set("queue", queue)
@@ -167,7 +232,8 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("tokens", tokensJson)
         .set("worker", worker)
         .set("leaseSeconds", leaseSeconds)
-        .list(ITEMS);
+        .set("defaultLeaseSeconds", defaultLeaseSeconds)
+        .list(ItemRepository::claimed);
   }
 
   /** Extends the lease of the current claim; empty when there is no such item. */
@@ -196,33 +262,110 @@ public class ItemRepository implements PanacheRepository<Item> {
    * retryable and attempts remain, otherwise failed. Empty when there is no such item.
    */
   public Optional<Changed> fail(
-      long id, String token, String error, boolean retryable, long[] delays, String actor) {
+      long id,
+      String token,
+      String error,
+      boolean retryable,
+      boolean sentUnknown,
+      long[] delays,
+      String actor) {
     return single(
         FAIL.on(dataSource)
             .set("id", id)
             .set("token", token)
             .set("error", error)
             .set("retryable", retryable)
+            .set("sentUnknown", sentUnknown)
             .set("delays", bigintArray(delays))
+            .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
             .set("actor", actor));
   }
 
   /** Completes every entry whose token is its item's current claim; answers every named item. */
   public List<Changed> completeBatch(String batchJson, String actor) {
-    return finishBatch(COMPLETE_BATCH, batchJson, actor);
-  }
-
-  /** Records every entry's failure whose token is its item's current claim; answers every item. */
-  public List<Changed> failBatch(String batchJson, String actor) {
-    return finishBatch(FAIL_BATCH, batchJson, actor);
-  }
-
-  private List<Changed> finishBatch(Sql statement, String batchJson, String actor) {
-    return statement
+    return COMPLETE_BATCH
         .on(dataSource)
         .set("batch", batchJson)
         .set("actor", actor)
         .list(ItemRepository::changed);
+  }
+
+  /** Records every entry's failure whose token is its item's current claim; answers every item. */
+  public List<Changed> failBatch(String batchJson, String actor) {
+    return FAIL_BATCH
+        .on(dataSource)
+        .set("batch", batchJson)
+        .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
+        .set("actor", actor)
+        .list(ItemRepository::changed);
+  }
+
+  /** Records the current attempt's send intent; empty when there is no such item. */
+  public Optional<Changed> intent(long id, String token) {
+    return single(INTENT.on(dataSource).set("id", id).set("token", token));
+  }
+
+  /** Hands the claim back, due after the delay, while releases remain; empty for no such item. */
+  public Optional<Changed> release(long id, String token, long delaySeconds, String actor) {
+    return single(
+        RELEASE
+            .on(dataSource)
+            .set("id", id)
+            .set("token", token)
+            .set("delaySeconds", delaySeconds)
+            .set("defaultMaxReleases", defaultMaxReleases)
+            .set("actor", actor));
+  }
+
+  /** Marks a failed item done by an operator's word; empty when there is no such item. */
+  public Optional<Changed> resolve(long id, String externalRef, String note, String actor) {
+    return single(
+        RESOLVE
+            .on(dataSource)
+            .set("id", id)
+            .set("externalRef", externalRef)
+            .set("note", note)
+            .set("actor", actor));
+  }
+
+  /** The queue's policy as set; empty when none was ever set. */
+  public Optional<QueuePolicy> policy(String queue) {
+    return POLICY.on(dataSource).set("queue", queue).list(POLICIES).stream().findFirst();
+  }
+
+  /**
+   * Replaces the queue's settings (null: the service's default), keeping its pause; {@code
+   * policyJson} is what the action log records.
+   */
+  public QueuePolicy setPolicy(QueuePolicy policy, String policyJson, String actor) {
+    return SET_POLICY
+        .on(dataSource)
+        .set("queue", policy.queue)
+        .set("maxAttempts", policy.maxAttempts)
+        .set("leaseSeconds", policy.leaseSeconds)
+        .set("crashLoopAfter", policy.crashLoopAfter)
+        .set("onUnknownOutcome", policy.onUnknownOutcome)
+        .set("maxReleases", policy.maxReleases)
+        .set("policy", policyJson)
+        .set("actor", actor)
+        .list(POLICIES)
+        .get(0);
+  }
+
+  /** Pauses or resumes the queue's claims. */
+  public QueuePolicy setPaused(String queue, boolean paused, String actor) {
+    return SET_PAUSED
+        .on(dataSource)
+        .set("queue", queue)
+        .set("paused", paused)
+        .set("actor", actor)
+        .list(POLICIES)
+        .get(0);
+  }
+
+  /** Operators' policy changes, pauses and resumes of the queue, oldest first. */
+  public List<QueueAction> queueActions(String queue) {
+    return QUEUE_ACTIONS.on(dataSource).set("queue", queue).list(QUEUE_ACTION_ROWS);
   }
 
   /** Moves a failed or cancelled item back to pending; empty when there is no such item. */
@@ -240,6 +383,8 @@ public class ItemRepository implements PanacheRepository<Item> {
     return REAP_EXPIRED_LEASES
         .on(dataSource)
         .set("batchSize", batchSize)
+        .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
+        .set("defaultCrashLoopAfter", defaultCrashLoopAfter)
         .list(row -> row.getInt(1))
         .get(0);
   }
@@ -284,7 +429,8 @@ public class ItemRepository implements PanacheRepository<Item> {
                   row.getLong("done"),
                   row.getLong("failed"),
                   row.getLong("cancelled"),
-                  age == null ? null : age.doubleValue());
+                  age == null ? null : age.doubleValue(),
+                  row.getBoolean("paused"));
             });
   }
 
@@ -369,6 +515,51 @@ public class ItemRepository implements PanacheRepository<Item> {
 
   private static Changed changed(ResultSet row) throws SQLException {
     return new Changed(row.getBoolean("changed"), ITEMS.map(row));
+  }
+
+  /**
+   * A claimed item, with what its earlier attempts left behind: possibly_sent, and prior_attempts
+   * as a JSON array of attempts (null for a claim that did not win).
+   */
+  private static Item claimed(ResultSet row) throws SQLException {
+    Item item = ITEMS.map(row);
+    item.possiblySent = row.getBoolean("possibly_sent");
+    String prior = row.getString("prior_attempts");
+    if (prior != null) {
+      item.priorAttempts = new ArrayList<>();
+      try {
+        for (JsonNode attempt : JSON.readTree(prior)) {
+          item.priorAttempts.add(attempt(attempt));
+        }
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("prior_attempts is not the JSON its statement builds", e);
+      }
+    }
+    return item;
+  }
+
+  /** One of prior_attempts: the keys are the Attempt's field names, timestamps ISO 8601. */
+  private static Attempt attempt(JsonNode json) {
+    Attempt attempt = new Attempt();
+    attempt.attempt = json.path("attempt").asInt();
+    attempt.worker = text(json, "worker");
+    attempt.claimedAt = instant(json, "claimedAt");
+    attempt.intentAt = instant(json, "intentAt");
+    attempt.finishedAt = instant(json, "finishedAt");
+    attempt.outcome = text(json, "outcome");
+    attempt.error = text(json, "error");
+    attempt.sentUnknown = json.path("sentUnknown").asBoolean();
+    return attempt;
+  }
+
+  private static String text(JsonNode json, String field) {
+    JsonNode value = json.path(field);
+    return value.isTextual() ? value.asText() : null;
+  }
+
+  private static java.time.Instant instant(JsonNode json, String field) {
+    String value = text(json, field);
+    return value == null ? null : java.time.OffsetDateTime.parse(value).toInstant();
   }
 
   private static KeyHolder keyHolder(ResultSet row) throws SQLException {

@@ -1,6 +1,9 @@
 package dev.claimq.store;
 
-/** Counts by state of one queue, and how long its oldest due item has waited (null if none). */
+/**
+ * Counts by state of one queue, how long its oldest due item has waited (null if none), and whether
+ * its claims are paused.
+ */
 public record QueueStats(
     String queue,
     long pending,
@@ -8,4 +11,5 @@ public record QueueStats(
     long done,
     long failed,
     long cancelled,
-    Double oldestDuePendingAgeSeconds) {}
+    Double oldestDuePendingAgeSeconds,
+    boolean paused) {}

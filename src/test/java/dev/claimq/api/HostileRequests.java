@@ -348,10 +348,14 @@ final class HostileRequests {
     if (path.endsWith("/claim") || path.endsWith("/cancel")) {
       return targets.pending();
     }
-    if (path.endsWith("/complete") || path.endsWith("/fail") || path.endsWith("/heartbeat")) {
+    if (path.endsWith("/complete")
+        || path.endsWith("/fail")
+        || path.endsWith("/heartbeat")
+        || path.endsWith("/intent")
+        || path.endsWith("/release")) {
       return targets.held();
     }
-    if (path.endsWith("/retry")) {
+    if (path.endsWith("/retry") || path.endsWith("/resolve")) {
       return targets.failed();
     }
     if (op.method().equals("get")) {
@@ -395,7 +399,10 @@ final class HostileRequests {
     }
     String type = spec.path("type").asText("");
     return switch (type) {
-      case "string" -> spec.path("examples").path(0).asText("x");
+      case "string" ->
+          spec.has("enum")
+              ? spec.path("enum").path(0).asText()
+              : spec.path("examples").path(0).asText("x");
       case "integer" ->
           spec.has("default")
               ? spec.path("default").asLong()

@@ -186,7 +186,7 @@ class LongPollTest extends AsAdmin {
     String queue = uniqueQueue("announced");
     try (Connection listener = dataSource.getConnection()) {
       try (Statement listen = listener.createStatement()) {
-        listen.execute("LISTEN \"claimq.claimq_test\"");
+        listen.execute("LISTEN \"claimq." + schema() + "\"");
       }
       try {
         for (int i = 0; i < 5; i++) {

@@ -1,5 +1,8 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -222,6 +225,38 @@ class ResponsesMatchTheDocumentTest extends AsAdmin {
         "get",
         "/v1/queues",
         given().header("Authorization", "Bearer dev-agent-key").get("/v1/queues"));
+
+    // Intent, release and resolve, on an item of their own.
+    String fresh = enqueued(queue, "fresh", 1);
+    String freshToken = claim(fresh, Map.of()).path("claimToken");
+    String intent = "/v1/items/" + fresh + "/intent";
+    check(
+        "post", "/v1/items/{id}/intent", as().body(Map.of("claimToken", freshToken)).post(intent));
+    check("post", "/v1/items/{id}/intent", as().body(Map.of("claimToken", "x")).post(intent));
+    check("post", "/v1/items/{id}/intent", as().body(Map.of()).post(intent));
+    String release = "/v1/items/" + fresh + "/release";
+    check("post", "/v1/items/{id}/release", as().body(Map.of("claimToken", "x")).post(release));
+    check(
+        "post",
+        "/v1/items/{id}/release",
+        as().body(Map.of("claimToken", freshToken)).post(release));
+    String failedToken = claim(fresh, Map.of()).path("claimToken");
+    fail(fresh, Map.of("claimToken", failedToken, "error", "e", "retryable", false));
+    String resolve = "/v1/items/" + fresh + "/resolve";
+    check("post", "/v1/items/{id}/resolve", as().body(Map.of("note", "confirmed")).post(resolve));
+    check("post", "/v1/items/{id}/resolve", as().body(Map.of("note", "again")).post(resolve));
+    check("post", "/v1/items/{id}/resolve", as().body(Map.of("note", 1)).post(resolve));
+
+    // A queue's policy, pause and resume, and their log.
+    String policy = "/v1/queues/" + queue + "/policy";
+    check("get", "/v1/queues/{queue}/policy", as().get(policy));
+    check("put", "/v1/queues/{queue}/policy", as().body(Map.of("maxAttempts", 3)).put(policy));
+    check("put", "/v1/queues/{queue}/policy", as().body(Map.of("maxAttempts", 0)).put(policy));
+    check("get", "/v1/queues/{queue}/policy", as().get(policy));
+    check("post", "/v1/queues/{queue}/pause", as().post("/v1/queues/" + queue + "/pause"));
+    check("post", "/v1/queues/{queue}/resume", as().post("/v1/queues/" + queue + "/resume"));
+    check("get", "/v1/queues/{queue}/actions", as().get("/v1/queues/" + queue + "/actions"));
+    check("get", "/v1/queues/{queue}/policy", as().get("/v1/queues/NOT_A_NAME/policy"));
 
     assertThat(mismatches).as("answers that the document does not describe").isEmpty();
     assertThat(checked).as("operations checked").containsAll(operations());

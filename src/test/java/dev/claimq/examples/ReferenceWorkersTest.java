@@ -116,6 +116,9 @@ class ReferenceWorkersTest extends AsAdmin {
           .as("externalRef is the provider's id")
           .isEqualTo(send.path("id").asText());
       assertThat(outcomes(id)).as("attempts of item %s", id).containsExactly("done");
+      assertThat(attempts(id).get(0).path("intentAt").isTextual())
+          .as("item %s: the worker declared its intent before sending", id)
+          .isTrue();
     }
   }
 
@@ -311,11 +314,17 @@ class ReferenceWorkersTest extends AsAdmin {
 
   /** The outcome of each attempt of an item, oldest first. */
   private List<String> outcomes(String id) throws IOException {
+    List<String> outcomes = new ArrayList<>();
+    attempts(id).forEach(a -> outcomes.add(a.path("outcome").asText()));
+    return outcomes;
+  }
+
+  private List<JsonNode> attempts(String id) throws IOException {
     String attempts =
         operator().get("/v1/items/{id}/attempts", id).then().statusCode(200).extract().asString();
-    List<String> outcomes = new ArrayList<>();
-    json.readTree(attempts).path("attempts").forEach(a -> outcomes.add(a.path("outcome").asText()));
-    return outcomes;
+    List<JsonNode> list = new ArrayList<>();
+    json.readTree(attempts).path("attempts").forEach(list::add);
+    return list;
   }
 
   private static io.restassured.specification.RequestSpecification operator() {

@@ -1,0 +1,218 @@
+package dev.claimq.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.config.ClaimqConfig;
+import dev.claimq.queue.QueuePolicies;
+import dev.claimq.security.Role;
+import dev.claimq.store.QueuePolicy;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/** Operators' settings of one queue: its policy, pause and resume, and who changed them. */
+@Path("/v1/queues/{queue}")
+@Produces(MediaType.APPLICATION_JSON)
+@RolesAllowed(Role.OPERATOR)
+@Tag(name = "operators")
+public class QueuePolicyResource {
+  private final QueuePolicies policies;
+  private final QueueGuard guard;
+  private final ObjectMapper json;
+  private final ClaimqConfig config;
+
+  QueuePolicyResource(
+      QueuePolicies policies, QueueGuard guard, ObjectMapper json, ClaimqConfig config) {
+    this.policies = policies;
+    this.guard = guard;
+    this.json = json;
+    this.config = config;
+  }
+
+  /** A queue's policy as set (null: the service's default), and what is in effect. */
+  @Schema(
+      name = "Policy",
+      requiredProperties = {
+        "queue",
+        "maxAttempts",
+        "leaseSeconds",
+        "crashLoopAfter",
+        "onUnknownOutcome",
+        "maxReleases",
+        "paused",
+        "updatedAt",
+        "updatedBy",
+        "effective"
+      })
+  public record PolicyView(
+      String queue,
+      @Schema(nullable = true) Integer maxAttempts,
+      @Schema(nullable = true) Integer leaseSeconds,
+      @Schema(nullable = true) Integer crashLoopAfter,
+      @Schema(description = "retry or hold.", nullable = true) String onUnknownOutcome,
+      @Schema(nullable = true) Integer maxReleases,
+      @Schema(description = "Claims answer 204 until the queue is resumed.") boolean paused,
+      @Schema(description = "Null when nothing was ever set.", nullable = true) Instant updatedAt,
+      @Schema(description = "The key that last changed it.", nullable = true) String updatedBy,
+      @Schema(description = "Every setting as it applies: the policy's, or the default.")
+          Effective effective) {}
+
+  @Schema(
+      name = "EffectivePolicy",
+      requiredProperties = {
+        "maxAttempts",
+        "leaseSeconds",
+        "crashLoopAfter",
+        "onUnknownOutcome",
+        "maxReleases"
+      })
+  public record Effective(
+      int maxAttempts,
+      int leaseSeconds,
+      int crashLoopAfter,
+      @Schema(enumeration = {"retry", "hold"}) String onUnknownOutcome,
+      int maxReleases) {}
+
+  @GET
+  @Path("/policy")
+  @Operation(
+      operationId = "getPolicy",
+      summary = "A queue's policy",
+      description = "The settings as set (null: the service's default) and as they apply.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The policy.",
+      content = @Content(schema = @Schema(implementation = PolicyView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public PolicyView get(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
+    return view(policies.get(guard.queue(Params.queue(queue))));
+  }
+
+  @PUT
+  @Path("/policy")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Operation(
+      operationId = "setPolicy",
+      summary = "Replace a queue's policy",
+      description =
+          "Every setting at once: one left out is the service's default again. Takes effect"
+              + " with the next statement on the queue's items: new enqueues and claims, and"
+              + " leases that expire from now. A pause is kept. Recorded in the queue's actions"
+              + " with the key's name.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The policy as it is now.",
+      content = @Content(schema = @Schema(implementation = PolicyView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public PolicyView set(
+      @Parameter(ref = "Queue") @PathParam("queue") String queue,
+      @Valid @NotNull Requests.Policy body) {
+    QueuePolicy policy = new QueuePolicy();
+    policy.queue = guard.queue(Params.queue(queue));
+    policy.maxAttempts = body.maxAttempts();
+    policy.leaseSeconds = body.leaseSeconds();
+    policy.crashLoopAfter = body.crashLoopAfter();
+    policy.onUnknownOutcome = body.onUnknownOutcome();
+    policy.maxReleases = body.maxReleases();
+    return view(policies.set(policy, asJson(body), guard.actor()));
+  }
+
+  @POST
+  @Path("/pause")
+  @Operation(
+      operationId = "pause",
+      summary = "Pause a queue's claims",
+      description =
+          "Claims of the queue answer 204 (long polls keep waiting) until it is resumed;"
+              + " enqueues are still accepted, and claims already held run on. No body.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Paused.",
+      content = @Content(schema = @Schema(implementation = PolicyView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public PolicyView pause(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
+    return view(policies.pause(guard.queue(Params.queue(queue)), guard.actor()));
+  }
+
+  @POST
+  @Path("/resume")
+  @Operation(
+      operationId = "resume",
+      summary = "Resume a paused queue",
+      description = "Claims go on, and long polls parked on the queue are woken at once. No body.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Resumed.",
+      content = @Content(schema = @Schema(implementation = PolicyView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public PolicyView resume(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
+    return view(policies.resume(guard.queue(Params.queue(queue)), guard.actor()));
+  }
+
+  @GET
+  @Path("/actions")
+  @Operation(
+      operationId = "listQueueActions",
+      summary = "Operators' policy changes, pauses and resumes of a queue",
+      description = "Each with the name of the key that did it, oldest first.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The actions, oldest first.",
+      content = @Content(schema = @Schema(implementation = Views.QueueActionList.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.QueueActionList actions(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
+    return new Views.QueueActionList(
+        policies.actions(guard.queue(Params.queue(queue))).stream()
+            .map(Views.QueueActionView::of)
+            .toList());
+  }
+
+  private PolicyView view(QueuePolicy policy) {
+    Effective effective =
+        new Effective(
+            policy.maxAttempts != null ? policy.maxAttempts : config.retry().defaultMaxAttempts(),
+            policy.leaseSeconds != null
+                ? policy.leaseSeconds
+                : (int) config.lease().defaultDuration().toSeconds(),
+            policy.crashLoopAfter != null ? policy.crashLoopAfter : config.retry().crashLoopAfter(),
+            policy.onUnknownOutcome != null
+                ? policy.onUnknownOutcome
+                : config.retry().onUnknownOutcome().wireName(),
+            policy.maxReleases != null ? policy.maxReleases : config.lease().maxReleases());
+    return new PolicyView(
+        policy.queue,
+        policy.maxAttempts,
+        policy.leaseSeconds,
+        policy.crashLoopAfter,
+        policy.onUnknownOutcome,
+        policy.maxReleases,
+        policy.paused,
+        policy.updatedAt,
+        policy.updatedBy,
+        effective);
+  }
+
+  private String asJson(Requests.Policy body) {
+    try {
+      return json.writeValueAsString(body);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
