@@ -6,6 +6,7 @@ or SIGSTOP it at exactly that point. It speaks the same HTTP as the reference wo
 
 MODE  claim: claim, print "CLAIMED <id>", then block (to be killed holding a fresh claim);
       send:  claim, send, print "SENT <id>", then block (killed between send and complete);
+      intent: as send, but declare the send intent first (killed after an intent and a send);
       late:  claim, send, print "SENT <id>", wait a second (the suite stops it here), then
              complete and print "COMPLETE <id> <status>".
 Prints "EMPTY" and exits when there was nothing to claim.
@@ -39,9 +40,15 @@ def main(url, queue, provider, key, lease, mode):
         print("CLAIMED %s" % item["id"], flush=True)
         time.sleep(3600)
         return 0
+    if mode == "intent":
+        status, _ = post("%s/v1/items/%s/intent" % (url, item["id"]),
+                         {"claimToken": item["claimToken"]}, auth)
+        if status != 200:
+            print("INTENT %d" % status, flush=True)
+            return 0
     post(provider, item["payload"], {"Idempotency-Key": item["idempotencyKey"]}, timeout=30)
     print("SENT %s" % item["id"], flush=True)
-    if mode == "send":
+    if mode in ("send", "intent"):
         time.sleep(3600)
         return 0
     time.sleep(1)

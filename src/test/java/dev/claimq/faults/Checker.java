@@ -48,6 +48,7 @@ final class Checker {
   final Map<String, Integer> states = new TreeMap<>();
 
   final Map<String, Item> itemsByKey = new HashMap<>();
+  final Set<Long> resolved = new java.util.HashSet<>();
   final Map<Long, List<Attempt>> attemptsByItem = new HashMap<>();
 
   List<String> check(
@@ -201,7 +202,9 @@ final class Checker {
     if (doneCount > 1) {
       violations.add("item " + item.id + " has " + doneCount + " accepted completions");
     }
+    // An operator's resolve makes a failed item done by hand: its last attempt stays failed.
     if (item.state.equals("done")
+        && !resolved.contains(item.id)
         && (attempts.isEmpty() || !"done".equals(attempts.get(attempts.size() - 1).outcome))) {
       violations.add("item " + item.id + " is done but its last attempt is not");
     }
@@ -236,6 +239,17 @@ final class Checker {
               violations.add("duplicate: two items with dedupe key " + item.dedupeKey);
             }
             states.merge(item.state, 1, Integer::sum);
+          }
+        }
+      }
+      try (PreparedStatement s =
+          c.prepareStatement(
+              "SELECT a.item_id FROM claimq.item_action a JOIN claimq.item i ON i.id = a.item_id"
+                  + " WHERE i.queue = ? AND a.action = 'resolve'")) {
+        s.setString(1, queue);
+        try (ResultSet r = s.executeQuery()) {
+          while (r.next()) {
+            resolved.add(r.getLong(1));
           }
         }
       }

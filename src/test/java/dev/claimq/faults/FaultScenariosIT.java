@@ -2,6 +2,7 @@ package dev.claimq.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -373,6 +374,181 @@ class FaultScenariosIT {
                 }
               });
         });
+  }
+
+  @Test
+  @Order(8)
+  void after_an_intent_and_a_crash_the_next_claim_says_possibly_sent_or_the_item_is_held()
+      throws Exception {
+    scenario(
+        "8 intent SIGKILL, poison",
+        "intent",
+        (queue, keys) -> {
+          setPolicy(queue, Map.of("crashLoopAfter", 2));
+          enqueueWithDuplicates(queue, keys, Map.of());
+          int kills = FULL ? 10 : 3;
+          // Workers that declared their intent and sent, then died before completing. The harness
+          // is the next claimer of each: it must be told, and it asks the provider, not resends.
+          for (long id : intentThenKill(queue, kills)) {
+            await(Duration.ofSeconds(10), () -> "pending".equals(state(id)));
+            Http.Answer claim =
+                http.claimq(
+                    urls().get(0),
+                    "POST",
+                    "/v1/items/" + id + "/claim",
+                    Http.WORKER,
+                    Map.of("worker", "careful"),
+                    Duration.ofSeconds(10));
+            JsonNode prior = claim.body() == null ? null : claim.body().path("priorAttempts");
+            if (claim.status() != 200
+                || !claim.body().path("possiblySent").asBoolean()
+                || prior.size() != 1
+                || !prior.path(0).path("intentAt").isTextual()
+                || !"lease_expired".equals(prior.path(0).path("outcome").asText())) {
+              history.violation("item " + id + ": the claim after an intent and a crash: " + claim);
+              continue;
+            }
+            completeFromProvider(id, claim.body());
+          }
+          // Under hold, such an item is failed for a human, who confirms with the provider.
+          setPolicy(queue, Map.of("crashLoopAfter", 2, "onUnknownOutcome", "hold"));
+          for (long id : intentThenKill(queue, kills)) {
+            await(Duration.ofSeconds(10), () -> "failed".equals(state(id)));
+            String reason = lastError(id);
+            if (reason == null || !reason.startsWith("outcome unknown: lease expired")) {
+              history.violation("item " + id + " held? state " + state(id) + ", reason " + reason);
+              continue;
+            }
+            resolveFromProvider(id);
+          }
+          setPolicy(queue, Map.of("crashLoopAfter", 2));
+          // A poison item that kills every worker that takes it: quarantined after 2 leases.
+          String poisonKey = queue + "/poison";
+          keys.add(poisonKey);
+          long poison =
+              http.claimq(
+                      urls().get(0),
+                      "POST",
+                      "/v1/queues/" + queue + "/items",
+                      Http.AGENT,
+                      Map.of(
+                          "dedupeKey",
+                          poisonKey,
+                          "payload",
+                          Map.of("key", poisonKey),
+                          "priority",
+                          100,
+                          "maxAttempts",
+                          5),
+                      Duration.ofSeconds(10))
+                  .body()
+                  .path("id")
+                  .asLong();
+          for (int crash = 0; crash < 2; crash++) {
+            await(Duration.ofSeconds(10), () -> "pending".equals(state(poison)));
+            Process worker = faultWorker(queue, "claim", 1);
+            String line = readLine(worker, Duration.ofSeconds(20));
+            worker.destroyForcibly();
+            worker.waitFor(10, TimeUnit.SECONDS);
+            history.fault();
+            if (!("CLAIMED " + poison).equals(line)) {
+              history.violation("the poison item was not the one claimed: " + line);
+            }
+          }
+          await(Duration.ofSeconds(10), () -> "failed".equals(state(poison)));
+          String reason = lastError(poison);
+          if (reason == null || !reason.startsWith("crash loop: 2 leases expired in a row")) {
+            history.violation("poison item " + poison + ": " + state(poison) + ", " + reason);
+          }
+          startJavaWorkers(queue, 3, 10);
+          startReferenceWorkers(queue);
+        });
+  }
+
+  /** Workers that claim, declare their intent and send, then are SIGKILLed: their item ids. */
+  List<Long> intentThenKill(String queue, int kills) throws Exception {
+    List<Long> ids = new ArrayList<>();
+    for (int n = 0; n < kills; n++) {
+      Process worker = faultWorker(queue, "intent", 2);
+      String line = readLine(worker, Duration.ofSeconds(20));
+      worker.destroyForcibly(); // SIGKILL
+      worker.waitFor(10, TimeUnit.SECONDS);
+      if (line == null || !line.startsWith("SENT ")) {
+        history.violation("an intent worker said: " + line);
+        continue;
+      }
+      history.fault();
+      ids.add(Long.parseLong(line.substring(5).trim()));
+    }
+    return ids;
+  }
+
+  /** What the protocol asks of a claimer told possiblySent: ask the provider, complete its send. */
+  void completeFromProvider(long id, JsonNode claimed) throws Exception {
+    JsonNode send = provider.sends().get(claimed.path("idempotencyKey").asText());
+    if (send == null || send.path("accepted").asInt() == 0) {
+      history.violation("item " + id + ": the killed worker's send is not at the provider");
+      return;
+    }
+    String token = claimed.path("claimToken").asText();
+    Http.Answer done =
+        http.claimq(
+            urls().get(0),
+            "POST",
+            "/v1/items/" + id + "/complete",
+            Http.WORKER,
+            Map.of("claimToken", token, "externalRef", send.path("id").asText()),
+            Duration.ofSeconds(10));
+    if (done.status() == 200) {
+      history.completed(id, token);
+    } else {
+      history.violation("item " + id + ": complete after asking the provider: " + done.status());
+    }
+  }
+
+  /** An operator confirms a held item's send with the provider and resolves it. */
+  void resolveFromProvider(long id) throws Exception {
+    Http.Answer item =
+        http.claimq(
+            urls().get(0), "GET", "/v1/items/" + id, Http.OPERATOR, null, Duration.ofSeconds(10));
+    JsonNode send = provider.sends().get(item.body().path("idempotencyKey").asText());
+    if (send == null || send.path("accepted").asInt() == 0) {
+      history.violation("held item " + id + ": its send is not at the provider");
+      return;
+    }
+    Http.Answer resolved =
+        http.claimq(
+            urls().get(0),
+            "POST",
+            "/v1/items/" + id + "/resolve",
+            Http.OPERATOR,
+            Map.of("externalRef", send.path("id").asText(), "note", "the provider has it"),
+            Duration.ofSeconds(10));
+    if (resolved.status() != 200) {
+      history.violation("held item " + id + ": resolve answered " + resolved.status());
+    }
+  }
+
+  void setPolicy(String queue, Map<String, Object> policy) throws Exception {
+    Http.Answer answer =
+        http.claimq(
+            urls().get(0),
+            "PUT",
+            "/v1/queues/" + queue + "/policy",
+            Http.OPERATOR,
+            policy,
+            Duration.ofSeconds(10));
+    assertThat(answer.status()).as("PUT policy: %s", answer.body()).isEqualTo(200);
+  }
+
+  static String lastError(long id) throws Exception {
+    try (var c = cluster.connect();
+        var s = c.prepareStatement("SELECT last_error FROM claimq.item WHERE id = ?")) {
+      s.setLong(1, id);
+      try (var r = s.executeQuery()) {
+        return r.next() ? r.getString(1) : null;
+      }
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
