@@ -108,7 +108,16 @@ public class Worker {
    */
   static boolean declareIntent(Item item) {
     try {
-      finish("/v1/items/" + item.id() + "/intent", "{\"claimToken\": \"" + item.claimToken() + "\"}");
+      String token = "\"claimToken\": \"" + item.claimToken() + "\"";
+      String answer = finish("/v1/items/" + item.id() + "/intent", "{" + token + "}").body();
+      String sent = field(answer, "alreadySent");
+      if (sent != null) {
+        // An earlier claim's send went through after all: complete with it, do not send.
+        log("item " + item.id() + ": already sent by an earlier attempt; completing with it");
+        String ref = field(sent, "externalRef");
+        finish("/v1/items/" + item.id() + "/complete", "{" + token + ", \"externalRef\": " + ref + "}");
+        return false;
+      }
     } catch (ClaimGone gone) {
       log("item " + item.id() + ": claim gone before sending; not sending");
       return false;

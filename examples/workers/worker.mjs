@@ -132,7 +132,14 @@ function startHeartbeat(item) {
  */
 async function declareIntent(item) {
   try {
-    await finish(`/v1/items/${item.id}/intent`, { claimToken: item.claimToken });
+    const { body } = await finish(`/v1/items/${item.id}/intent`, { claimToken: item.claimToken });
+    if (body && body.alreadySent) {
+      // An earlier claim's send went through after all: complete with it, do not send.
+      log(`item ${item.id}: already sent by attempt ${body.alreadySent.attempt}; completing with it`);
+      await finish(`/v1/items/${item.id}/complete`,
+        { claimToken: item.claimToken, externalRef: body.alreadySent.externalRef });
+      return false;
+    }
   } catch (error) {
     log(`item ${item.id}: ${error instanceof ClaimGone ? 'claim gone before sending' : error.message}; not sending`);
     return false;

@@ -126,7 +126,15 @@ def declare_intent(claimq, item):
     """Says this attempt is about to send, so that if it ends without a complete the next claim
     is flagged possiblySent (or the item held for a human) rather than sent again blindly."""
     try:
-        claimq.finish("/v1/items/%s/intent" % item["id"], {"claimToken": item["claimToken"]})
+        _, answer = claimq.finish("/v1/items/%s/intent" % item["id"],
+                                  {"claimToken": item["claimToken"]})
+        sent = (answer or {}).get("alreadySent")
+        if sent:
+            # An earlier claim's send went through after all: complete with it, do not send.
+            log("item %s: already sent by attempt %s; completing with it" % (item["id"], sent["attempt"]))
+            claimq.finish("/v1/items/%s/complete" % item["id"],
+                          {"claimToken": item["claimToken"], "externalRef": sent["externalRef"]})
+            return False
     except ClaimGone:
         log("item %s: claim gone before sending; not sending" % item["id"])
         return False

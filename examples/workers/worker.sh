@@ -136,6 +136,14 @@ work_on() {
     log "item $id: intent answered $intent; not sending"
     return
   fi
+  if grep -q '"alreadySent":' "$tmp/answer"; then
+    # An earlier claim's send went through after all: complete with it, do not send.
+    local sent_ref
+    sent_ref=$(sed -nE 's/.*"alreadySent":\{"attempt":[0-9]+,"externalRef":("([^"\\]|\\.)*")\}.*/\1/p' "$tmp/answer")
+    log "item $id: already sent by an earlier attempt; completing with it"
+    finish "/v1/items/$id/complete" "{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}" >/dev/null
+    return
+  fi
   # Ask the provider by idempotencyKey before sending, where it can be asked; the demo provider
   # honours Idempotency-Key, so sending again is answered as the same send.
   grep -q '"possiblySent":true' "$tmp/item" && log "item $id: an earlier attempt may have sent"

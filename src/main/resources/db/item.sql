@@ -91,8 +91,9 @@ claimed AS (
   RETURNING i.*
 ),
 opened AS (
-  INSERT INTO attempt (item_id, attempt, worker)
-  SELECT id, attempts, claimed_by FROM claimed
+  INSERT INTO attempt (item_id, attempt, worker, token_hash)
+  SELECT id, attempts, claimed_by, encode(sha256(convert_to(claim_token, 'UTF8')), 'hex')
+  FROM claimed
 )
 SELECT true AS changed, claimed.*,
        EXISTS (SELECT FROM attempt a
@@ -138,8 +139,9 @@ claimed AS (
   RETURNING i.*
 ),
 opened AS (
-  INSERT INTO attempt (item_id, attempt, worker)
-  SELECT id, attempts, claimed_by FROM claimed
+  INSERT INTO attempt (item_id, attempt, worker, token_hash)
+  SELECT id, attempts, claimed_by, encode(sha256(convert_to(claim_token, 'UTF8')), 'hex')
+  FROM claimed
 )
 SELECT claimed.*,
        EXISTS (SELECT FROM attempt a
@@ -187,8 +189,9 @@ claimed AS (
   RETURNING i.*
 ),
 opened AS (
-  INSERT INTO attempt (item_id, attempt, worker)
-  SELECT id, attempts, claimed_by FROM claimed
+  INSERT INTO attempt (item_id, attempt, worker, token_hash)
+  SELECT id, attempts, claimed_by, encode(sha256(convert_to(claim_token, 'UTF8')), 'hex')
+  FROM claimed
 )
 SELECT claimed.*,
        EXISTS (SELECT FROM attempt a
@@ -223,6 +226,14 @@ SELECT false, * FROM unchanged;
 -- name: complete
 -- Only the current holder of a claim can finish it, and only while the item is still sending:
 -- once the reaper has released an expired lease, the old token matches nothing.
+--
+-- A complete with an old token of this item (one of its attempts' token hashes) and an
+-- externalRef is a late success: the send happened. It is recorded on that attempt, once, and
+-- acts on the item as it is when the row is locked: pending or failed, it is done with that
+-- reference and nothing is sent again; sending under a newer claim, that claimer's next
+-- heartbeat or intent says it was sent already; done already, it is a send that went out twice,
+-- counted. Any other token changes nothing. The answer stays a refusal (changed is false), with
+-- late saying the report was recorded.
 WITH finished AS (
   UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
                   lease_expires_at = NULL, updated_at = now()
@@ -233,12 +244,41 @@ closed AS (
   UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
   FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
 ),
+late AS (
+  UPDATE attempt a SET late_external_ref = CAST(:externalRef AS text), late_reported_at = now(),
+                       late_reported_by = :actor
+  WHERE a.item_id = :id AND CAST(:externalRef AS text) IS NOT NULL
+    AND NOT EXISTS (SELECT FROM finished)
+    -- Not the current claim (a repeat of its own complete is a replay, not a late success).
+    AND NOT EXISTS (SELECT FROM item WHERE id = :id AND claim_token = :token)
+    AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex')
+    AND a.finished_at IS NOT NULL AND a.outcome <> 'done' AND a.late_reported_at IS NULL
+  RETURNING a.item_id, a.attempt
+),
+applied AS (
+  UPDATE item i SET
+    state = CASE WHEN i.state IN ('pending', 'failed') THEN 'done' ELSE i.state END,
+    external_ref = CASE WHEN i.state IN ('pending', 'failed') THEN CAST(:externalRef AS text)
+                        ELSE i.external_ref END,
+    already_sent_attempt = CASE WHEN i.state = 'sending' THEN late.attempt
+                                ELSE i.already_sent_attempt END,
+    already_sent_ref = CASE WHEN i.state = 'sending' THEN CAST(:externalRef AS text)
+                            ELSE i.already_sent_ref END,
+    duplicate_sends = i.duplicate_sends + CASE WHEN i.state = 'done' THEN 1 ELSE 0 END,
+    updated_at = now()
+  FROM late WHERE i.id = late.item_id
+  RETURNING i.*
+),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished) FOR SHARE
+  SELECT * FROM item
+  WHERE id = :id AND NOT EXISTS (SELECT FROM finished) AND NOT EXISTS (SELECT FROM applied)
+  FOR SHARE
 )
-SELECT true AS changed, * FROM finished
+SELECT true AS changed, false AS late, * FROM finished
 UNION ALL
-SELECT false, * FROM unchanged;
+SELECT false, true, * FROM applied
+UNION ALL
+SELECT false, false, * FROM unchanged;
 
 -- name: fail
 -- A failed attempt goes back to pending while it is retryable and attempts remain, otherwise it

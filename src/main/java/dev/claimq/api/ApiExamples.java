@@ -17,7 +17,8 @@ final class ApiExamples {
        "attempts": 0, "maxAttempts": 5, "runAt": "2026-11-30T09:00:00Z",
        "idempotencyKey": "6f1c2a3e-8d4b-4c1e-9a57-2b8f0d3e4c51", "claimedBy": null,
        "leaseExpiresAt": null, "externalRef": null, "lastError": null,
-       "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:00Z"}""";
+       "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:00Z",
+       "duplicateSends": 0}""";
 
   static final String ITEM_RETRIED =
       """
@@ -27,7 +28,8 @@ final class ApiExamples {
        "idempotencyKey": "6f1c2a3e-8d4b-4c1e-9a57-2b8f0d3e4c51", "claimedBy": "mailer-1",
        "leaseExpiresAt": null, "externalRef": null,
        "lastError": "SMTP 550: mailbox unavailable", "enqueuedBy": "dev-agent",
-       "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T10:00:00Z"}""";
+       "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T10:00:00Z",
+       "duplicateSends": 0}""";
 
   static final String CLAIM =
       """
@@ -52,7 +54,8 @@ final class ApiExamples {
        "attempts": 1, "maxAttempts": 5, "runAt": "2026-11-30T09:00:00Z",
        "idempotencyKey": "6f1c2a3e-8d4b-4c1e-9a57-2b8f0d3e4c51", "claimedBy": "mailer-1",
        "leaseExpiresAt": null, "externalRef": "msg_0193", "lastError": null,
-       "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:03Z"}""";
+       "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:03Z",
+       "duplicateSends": 0}""";
 
   static final String FAIL =
       """
@@ -67,11 +70,12 @@ final class ApiExamples {
       """
       {"attempts": [
         {"attempt": 1, "worker": "mailer-1", "claimedAt": "2026-11-30T09:00:02Z",
-         "finishedAt": "2026-11-30T09:00:03Z", "outcome": "retry",
-         "error": "SMTP 451: try again later", "finishedBy": "mailer"},
+         "intentAt": "2026-11-30T09:00:02Z", "finishedAt": "2026-11-30T09:00:03Z",
+         "outcome": "retry", "sentUnknown": false, "error": "SMTP 451: try again later",
+         "finishedBy": "mailer"},
         {"attempt": 2, "worker": "mailer-2", "claimedAt": "2026-11-30T09:00:15Z",
-         "finishedAt": "2026-11-30T09:00:16Z", "outcome": "done", "error": null,
-         "finishedBy": "mailer"}]}""";
+         "intentAt": "2026-11-30T09:00:15Z", "finishedAt": "2026-11-30T09:00:16Z",
+         "outcome": "done", "sentUnknown": false, "error": null, "finishedBy": "mailer"}]}""";
 
   static final String QUEUES =
       """

@@ -27,6 +27,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
       "enqueuedBy",
       "createdAt",
       "updatedAt",
+      "duplicateSends",
       "claimToken",
       "possiblySent",
       "priorAttempts"

@@ -27,7 +27,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
       "lastError",
       "enqueuedBy",
       "createdAt",
-      "updatedAt"
+      "updatedAt",
+      "duplicateSends"
     })
 public record ItemView(
     @Schema(description = "Opaque id.", examples = "4711") String id,
@@ -66,7 +67,25 @@ public record ItemView(
             nullable = true)
         String enqueuedBy,
     Instant createdAt,
-    Instant updatedAt) {
+    Instant updatedAt,
+    @Schema(
+            description =
+                "Only while sending, and only when an earlier claim's late complete says this item"
+                    + " was sent already: complete with its externalRef; do not send.")
+        @com.fasterxml.jackson.annotation.JsonInclude(
+            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+        AlreadySent alreadySent,
+    @Schema(
+            description =
+                "Late successes reported after the item was done: sends that went out twice.")
+        int duplicateSends) {
+
+  @Schema(
+      name = "AlreadySent",
+      requiredProperties = {"attempt", "externalRef"})
+  public record AlreadySent(
+      @Schema(description = "The attempt whose send it was.") int attempt,
+      @Schema(description = "The provider's reference it reported.") String externalRef) {}
 
   static ItemView of(Item item) {
     return new ItemView(
@@ -86,6 +105,10 @@ public record ItemView(
         item.lastError,
         item.enqueuedBy,
         item.createdAt,
-        item.updatedAt);
+        item.updatedAt,
+        item.state == ItemState.SENDING && item.alreadySentAttempt != null
+            ? new AlreadySent(item.alreadySentAttempt, item.alreadySentRef)
+            : null,
+        item.duplicateSends);
   }
 }

@@ -24,7 +24,7 @@ final class Outcomes {
       case CHANGED, REPLAYED -> new Status(200, null, null);
       case NOT_CLAIMED -> new Status(204, null, null);
       case NOT_FOUND -> new Status(404, "item-not-found", "Item not found");
-      case STALE_CLAIM -> new Status(409, "stale-claim", "Stale claim");
+      case STALE_CLAIM, LATE_SUCCESS -> new Status(409, "stale-claim", "Stale claim");
       case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE ->
           new Status(409, "state-conflict", "Not allowed in this state");
       case RELEASE_LIMIT -> new Status(409, "release-limit", "Release limit reached");
@@ -42,6 +42,13 @@ final class Outcomes {
               + " (the item is now "
               + item.state.wireName()
               + "). Its lease may have expired; stop working on this item.";
+      case LATE_SUCCESS ->
+          "The claim token is not the current claim of item "
+              + item.id
+              + " (the item is now "
+              + item.state.wireName()
+              + "), but your externalRef was recorded as a late success of your attempt: the"
+              + " send is not repeated. Do not resend.";
       case NOT_RETRYABLE ->
           "Item "
               + item.id

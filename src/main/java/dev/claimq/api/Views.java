@@ -74,8 +74,10 @@ public final class Views {
         "attempt",
         "worker",
         "claimedAt",
+        "intentAt",
         "finishedAt",
         "outcome",
+        "sentUnknown",
         "error",
         "finishedBy"
       })
@@ -103,7 +105,14 @@ public final class Views {
       @Schema(
               description = "The key that completed or failed it; null for an expired lease.",
               nullable = true)
-          String finishedBy) {
+          String finishedBy,
+      @Schema(
+              description =
+                  "Only when a complete came after this claim had ended, saying its send"
+                      + " happened.")
+          @com.fasterxml.jackson.annotation.JsonInclude(
+              com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+          LateSuccess lateSuccess) {
 
     static AttemptView of(Attempt attempt) {
       return new AttemptView(
@@ -115,9 +124,21 @@ public final class Views {
           attempt.outcome,
           attempt.sentUnknown,
           attempt.error,
-          attempt.finishedBy);
+          attempt.finishedBy,
+          attempt.lateReportedAt == null
+              ? null
+              : new LateSuccess(
+                  attempt.lateExternalRef, attempt.lateReportedAt, attempt.lateReportedBy));
     }
   }
+
+  @Schema(
+      name = "LateSuccess",
+      requiredProperties = {"externalRef", "reportedAt", "reportedBy"})
+  public record LateSuccess(
+      String externalRef,
+      Instant reportedAt,
+      @Schema(description = "The key that reported it.", nullable = true) String reportedBy) {}
 
   @Schema(name = "AttemptList", requiredProperties = "attempts")
   public record AttemptList(List<AttemptView> attempts) {}

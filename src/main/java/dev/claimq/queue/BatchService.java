@@ -115,9 +115,17 @@ public class BatchService {
           .put("external_ref", entry.externalRef());
     }
     Map<Long, Changed> rows = byId(items.completeBatch(batch.toString(), actor));
-    return entries.stream()
-        .map(entry -> answer(rows.get(entry.id()), entry.claimToken(), ItemState.DONE))
-        .toList();
+    List<Answer> answers = new ArrayList<>();
+    for (CompleteEntry entry : entries) {
+      Answer answer = answer(rows.get(entry.id()), entry.claimToken(), ItemState.DONE);
+      // A stale entry with the provider's reference may be a late success: the single complete
+      // decides that (rare, so one statement of its own each is no cost to the batch).
+      if (answer.outcome() == Outcome.STALE_CLAIM && entry.externalRef() != null) {
+        answer = work.complete(entry.id(), entry.claimToken(), entry.externalRef(), actor);
+      }
+      answers.add(answer);
+    }
+    return answers;
   }
 
   /** Records each entry's failure whose token is current, with its own backoff. */

@@ -19,6 +19,11 @@ public enum Outcome {
   NOT_FOUND,
   /** The claim token is not the item's current claim. */
   STALE_CLAIM,
+  /**
+   * A complete with an earlier claim's token and the provider's reference: still a stale claim to
+   * its sender, but the send is recorded as a late success of that claim's attempt.
+   */
+  LATE_SUCCESS,
   /** An operator's retry of an item that is neither failed nor cancelled. */
   NOT_RETRYABLE,
   /** An operator's cancel of an item that is neither pending nor failed. */

@@ -45,10 +45,15 @@ public class WorkService {
 
   /**
    * Marks the item done. Repeating an accepted complete with the same token answers REPLAYED with
-   * the item, so a worker may safely retry a complete whose answer it did not receive.
+   * the item, so a worker may safely retry a complete whose answer it did not receive. With an
+   * earlier claim's token and an externalRef, the send happened: LATE_SUCCESS, recorded.
    */
   public Answer complete(long id, String token, String externalRef, String actor) {
-    return finish(items.complete(id, token, externalRef, actor), token, ItemState.DONE);
+    Optional<Changed> row = items.complete(id, token, externalRef, actor);
+    if (row.isPresent() && row.get().late()) {
+      return new Answer(Outcome.LATE_SUCCESS, row.get().item());
+    }
+    return finish(row, token, ItemState.DONE);
   }
 
   /**

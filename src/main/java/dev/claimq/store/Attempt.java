@@ -32,6 +32,20 @@ public class Attempt {
   @Column(name = "sent_unknown")
   public boolean sentUnknown;
 
+  /** The SHA-256 (hex) of this attempt's claim token: the token itself is never kept. */
+  @Column(name = "token_hash")
+  public String tokenHash;
+
+  /** A late success: the reference a complete reported after this claim had ended. */
+  @Column(name = "late_external_ref")
+  public String lateExternalRef;
+
+  @Column(name = "late_reported_at")
+  public Instant lateReportedAt;
+
+  @Column(name = "late_reported_by")
+  public String lateReportedBy;
+
   /** done, retry, failed, lease_expired or released; null while the claim is still open. */
   public String outcome;
 

@@ -70,6 +70,18 @@ public class Item {
   /** Claims handed back unused (release), bounded per item. */
   public int releases;
 
+  /** A late success reported while this claim holds it: the attempt whose send it was. */
+  @Column(name = "already_sent_attempt")
+  public Integer alreadySentAttempt;
+
+  /** That late success's reference. */
+  @Column(name = "already_sent_ref")
+  public String alreadySentRef;
+
+  /** Late successes reported after it was done: sends that went out twice. */
+  @Column(name = "duplicate_sends")
+  public int duplicateSends;
+
   /**
    * Set on a claimed item only: whether an earlier attempt may have sent (it declared an intent and
    * ended without a complete, or failed not knowing), and every earlier attempt. Not columns.

@@ -45,8 +45,15 @@ import javax.sql.DataSource;
 @Startup // the statements are checked against this class when the service starts, not on first use
 public class ItemRepository implements PanacheRepository<Item> {
 
-  /** The row a conditional statement answered with, and whether this call changed it. */
-  public record Changed(boolean changed, Item item) {}
+  /**
+   * The row a conditional statement answered with, whether this call changed it, and, for a
+   * complete, whether it was recorded as a late success instead.
+   */
+  public record Changed(boolean changed, boolean late, Item item) {
+    Changed(boolean changed, Item item) {
+      this(changed, false, item);
+    }
+  }
 
   /**
    * The row that holds an enqueue's key: inserted by this call, or already there (with a payload
@@ -248,13 +255,15 @@ public class ItemRepository implements PanacheRepository<Item> {
 
   /** Marks the claimed item done; empty when there is no such item. */
   public Optional<Changed> complete(long id, String token, String externalRef, String actor) {
-    return single(
-        COMPLETE
-            .on(dataSource)
-            .set("id", id)
-            .set("token", token)
-            .set("externalRef", externalRef)
-            .set("actor", actor));
+    return COMPLETE
+        .on(dataSource)
+        .set("id", id)
+        .set("token", token)
+        .set("externalRef", externalRef)
+        .set("actor", actor)
+        .list(row -> new Changed(row.getBoolean("changed"), row.getBoolean("late"), ITEMS.map(row)))
+        .stream()
+        .reduce(ItemRepository::onlyOne);
   }
 
   /**

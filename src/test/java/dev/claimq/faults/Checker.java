@@ -48,7 +48,7 @@ final class Checker {
   final Map<String, Integer> states = new TreeMap<>();
 
   final Map<String, Item> itemsByKey = new HashMap<>();
-  final Set<Long> resolved = new java.util.HashSet<>();
+  final Set<Long> resolved = new java.util.HashSet<>(); // or done by a late success
   final Map<Long, List<Attempt>> attemptsByItem = new HashMap<>();
 
   List<String> check(
@@ -202,7 +202,8 @@ final class Checker {
     if (doneCount > 1) {
       violations.add("item " + item.id + " has " + doneCount + " accepted completions");
     }
-    // An operator's resolve makes a failed item done by hand: its last attempt stays failed.
+    // An operator's resolve, or a late success (a complete that came after its claim ended),
+    // makes an item done without its last attempt being the complete.
     if (item.state.equals("done")
         && !resolved.contains(item.id)
         && (attempts.isEmpty() || !"done".equals(attempts.get(attempts.size() - 1).outcome))) {
@@ -245,7 +246,11 @@ final class Checker {
       try (PreparedStatement s =
           c.prepareStatement(
               "SELECT a.item_id FROM claimq.item_action a JOIN claimq.item i ON i.id = a.item_id"
-                  + " WHERE i.queue = ? AND a.action = 'resolve'")) {
+                  + " WHERE i.queue = ? AND a.action = 'resolve'"
+                  + " UNION SELECT a.item_id FROM claimq.attempt a"
+                  + " JOIN claimq.item i ON i.id = a.item_id"
+                  + " WHERE i.queue = ? AND a.late_reported_at IS NOT NULL")) {
+        s.setString(2, queue);
         s.setString(1, queue);
         try (ResultSet r = s.executeQuery()) {
           while (r.next()) {

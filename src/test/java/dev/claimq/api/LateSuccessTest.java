@@ -1,0 +1,148 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
+import static dev.claimq.Api.heartbeat;
+import static dev.claimq.Api.item;
+import static dev.claimq.Api.problem;
+import static dev.claimq.Api.uniqueQueue;
+import static dev.claimq.api.SendSafetyTest.attempts;
+import static dev.claimq.api.SendSafetyTest.awaitState;
+import static dev.claimq.api.SendSafetyTest.intent;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+
+import dev.claimq.AsAdmin;
+import io.quarkus.test.junit.QuarkusTest;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A complete that comes after its claim ended, but with the provider's reference, says the send
+ * happened: it is recorded on its attempt and acts on the item, and only a token the item really
+ * issued counts. Each test lets a 1 s lease expire first.
+ */
+@QuarkusTest
+class LateSuccessTest extends AsAdmin {
+
+  @Test
+  void a_late_complete_finishes_a_pending_item_and_says_so_in_its_409() throws Exception {
+    String id = enqueued(uniqueQueue("late-pending"), "k", 1);
+    String stale = claim(id, Map.of("worker", "slow", "leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+
+    problem(
+            complete(id, Map.of("claimToken", stale, "externalRef", "msg_late")),
+            409,
+            "stale-claim")
+        .body("detail", containsString("recorded as a late success"));
+
+    item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_late"));
+    Map<String, Object> late = lateSuccess(id, 0);
+    assertThat(late)
+        .containsEntry("externalRef", "msg_late")
+        .containsEntry("reportedBy", "dev-admin");
+    claim(id, Map.of()).then().statusCode(204); // nothing is sent again
+  }
+
+  @Test
+  void a_late_complete_while_another_claim_holds_the_item_tells_that_claimer_it_was_sent()
+      throws Exception {
+    String id = enqueued(uniqueQueue("late-sending"), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+    String current = claim(id, Map.of("worker", "newer")).path("claimToken");
+
+    problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_1")), 409, "stale-claim");
+
+    heartbeat(id, Map.of("claimToken", current))
+        .then()
+        .statusCode(200)
+        .body("alreadySent.attempt", equalTo(1))
+        .body("alreadySent.externalRef", equalTo("msg_1"));
+    intent(id, current).then().statusCode(200).body("alreadySent.externalRef", equalTo("msg_1"));
+    complete(id, Map.of("claimToken", current, "externalRef", "msg_1"))
+        .then()
+        .statusCode(200)
+        .body("alreadySent", nullValue())
+        .body("duplicateSends", equalTo(0));
+  }
+
+  @Test
+  void a_late_complete_turns_a_failed_item_done() throws Exception {
+    String id = enqueued(uniqueQueue("late-failed"), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+    String current = claim(id, Map.of()).path("claimToken");
+    fail(id, Map.of("claimToken", current, "error", "rejected", "retryable", false));
+
+    problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_2")), 409, "stale-claim");
+
+    item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_2"));
+  }
+
+  @Test
+  void a_late_complete_of_a_done_item_is_a_duplicate_send_counted_once_with_both_refs()
+      throws Exception {
+    String id = enqueued(uniqueQueue("late-done"), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+    String current = claim(id, Map.of()).path("claimToken");
+    complete(id, Map.of("claimToken", current, "externalRef", "msg_new")).then().statusCode(200);
+
+    for (int repeat = 0; repeat < 2; repeat++) {
+      problem(
+          complete(id, Map.of("claimToken", stale, "externalRef", "msg_old")), 409, "stale-claim");
+    }
+
+    item(id)
+        .then()
+        .body("state", equalTo("done"))
+        .body("externalRef", equalTo("msg_new"))
+        .body("duplicateSends", equalTo(1));
+    assertThat(lateSuccess(id, 0)).containsEntry("externalRef", "msg_old");
+  }
+
+  @Test
+  void a_batch_complete_records_a_late_success_as_the_single_complete_does() throws Exception {
+    String id = enqueued(uniqueQueue("late-batch"), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+
+    dev.claimq.Api.json()
+        .body(
+            Map.of(
+                "items",
+                java.util.List.of(Map.of("id", id, "claimToken", stale, "externalRef", "msg_b"))))
+        .post("/v1/items:complete")
+        .then()
+        .statusCode(200)
+        .body("results[0].status", equalTo(409))
+        .body("results[0].detail", containsString("recorded as a late success"));
+
+    item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_b"));
+  }
+
+  @Test
+  void only_a_token_the_item_issued_with_an_external_ref_counts() throws Exception {
+    String id = enqueued(uniqueQueue("late-forged"), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+
+    problem(complete(id, Map.of("claimToken", "forged", "externalRef", "x")), 409, "stale-claim")
+        .body("detail", org.hamcrest.Matchers.not(containsString("late success")));
+    problem(complete(id, Map.of("claimToken", stale)), 409, "stale-claim"); // no reference
+
+    item(id).then().body("state", equalTo("pending")).body("duplicateSends", equalTo(0));
+    assertThat(attempts(id).get(0).get("lateSuccess")).isNull();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> lateSuccess(String id, int attempt) {
+    return (Map<String, Object>) attempts(id).get(attempt).get("lateSuccess");
+  }
+}
