@@ -286,23 +286,37 @@ SELECT false, false, * FROM unchanged;
 -- the delay for each attempt up to the one that reaches the cap, whose delay serves every later
 -- attempt too. Which applies is decided here, against the row as it is when the statement runs.
 -- A retryable fail whose sender cannot tell whether the provider acted (sentUnknown) is held,
--- failed for a human, when the queue's policy says hold: it is never sent again by itself.
+-- failed for a human, when the queue's policy says hold: it is never sent again by itself. And
+-- a retry that would come due past the provider's idempotency horizon (the queue's
+-- providerKeyTtl after the item was created, less a lease for the retry to run in) is not
+-- scheduled: the provider would no longer know the key, so the retry could be a second send.
 WITH judged AS (
-  SELECT i.id,
+  SELECT i.id, d.delay,
          :retryable AND :sentUnknown
-           AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held
-  FROM item i LEFT JOIN queue_policy p ON p.queue = i.queue
+           AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held,
+         p.provider_key_ttl_seconds IS NOT NULL
+           AND now() + d.delay * interval '1 second'
+               > i.created_at + (p.provider_key_ttl_seconds - i.lease_seconds) * interval '1 second'
+           AS past_horizon
+  FROM item i
+  LEFT JOIN queue_policy p ON p.queue = i.queue
+  CROSS JOIN LATERAL (SELECT (CAST(:delays AS bigint[]))[least(i.attempts,
+                               cardinality(CAST(:delays AS bigint[])))] AS delay) d
   WHERE i.id = :id
 ),
 finished AS (
   UPDATE item i SET
     state = CASE WHEN :retryable AND i.attempts < i.max_attempts AND NOT judged.held
+                      AND NOT judged.past_horizon
                  THEN 'pending' ELSE 'failed' END,
     run_at = CASE WHEN :retryable AND i.attempts < i.max_attempts AND NOT judged.held
-                  THEN now() + (CAST(:delays AS bigint[]))[least(i.attempts,
-                                 cardinality(CAST(:delays AS bigint[])))] * interval '1 second'
+                       AND NOT judged.past_horizon
+                  THEN now() + judged.delay * interval '1 second'
                   ELSE i.run_at END,
-    last_error = CASE WHEN judged.held THEN 'outcome unknown: ' || :error ELSE :error END,
+    last_error = CASE WHEN judged.held THEN 'outcome unknown: ' || :error
+                      WHEN :retryable AND i.attempts < i.max_attempts AND judged.past_horizon
+                        THEN 'idempotency horizon passed: ' || :error
+                      ELSE :error END,
     lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
   FROM judged
   WHERE i.id = judged.id AND i.claim_token = :token AND i.state = 'sending'
@@ -353,7 +367,11 @@ SELECT false, * FROM unchanged;
 WITH input AS (
   SELECT e.*,
          e.retryable AND e.sent_unknown
-           AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held
+           AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held,
+         p.provider_key_ttl_seconds IS NOT NULL
+           AND now() + e.delays[least(i.attempts, cardinality(e.delays))] * interval '1 second'
+               > i.created_at + (p.provider_key_ttl_seconds - i.lease_seconds) * interval '1 second'
+           AS past_horizon
   FROM jsonb_to_recordset(CAST(:batch AS jsonb))
          AS e(id bigint, claim_token text, error text, retryable boolean, sent_unknown boolean,
               delays bigint[])
@@ -363,12 +381,17 @@ WITH input AS (
 finished AS (
   UPDATE item i SET
     state = CASE WHEN input.retryable AND i.attempts < i.max_attempts AND NOT input.held
+                      AND NOT input.past_horizon
                  THEN 'pending' ELSE 'failed' END,
     run_at = CASE WHEN input.retryable AND i.attempts < i.max_attempts AND NOT input.held
+                       AND NOT input.past_horizon
                   THEN now() + input.delays[least(i.attempts, cardinality(input.delays))]
                                * interval '1 second'
                   ELSE i.run_at END,
-    last_error = CASE WHEN input.held THEN 'outcome unknown: ' || input.error ELSE input.error END,
+    last_error = CASE WHEN input.held THEN 'outcome unknown: ' || input.error
+                      WHEN input.retryable AND i.attempts < i.max_attempts AND input.past_horizon
+                        THEN 'idempotency horizon passed: ' || input.error
+                      ELSE input.error END,
     lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
   FROM input
   WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
@@ -392,12 +415,25 @@ SELECT false, * FROM unchanged;
 
 -- name: retry
 -- An operator's second chance: a fresh budget of attempts, due now. The history and the
--- idempotency key stay, so the provider still recognises earlier sends of this item.
-WITH retried AS (
-  UPDATE item SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
-                  updated_at = now()
-  WHERE id = :id AND state IN ('failed', 'cancelled')
-  RETURNING *
+-- idempotency key stay, so the provider still recognises earlier sends of this item, unless the
+-- provider's idempotency horizon has passed (the queue's providerKeyTtl after the item was
+-- created, less a lease): then only a forced retry goes ahead, and its answer says so.
+WITH target AS (
+  SELECT i.id,
+         p.provider_key_ttl_seconds IS NOT NULL
+           AND now() > i.created_at + (p.provider_key_ttl_seconds
+                                       - coalesce(p.lease_seconds, :defaultLeaseSeconds))
+                                      * interval '1 second' AS past_horizon
+  FROM item i LEFT JOIN queue_policy p ON p.queue = i.queue
+  WHERE i.id = :id
+),
+retried AS (
+  UPDATE item i SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
+                    updated_at = now()
+  FROM target
+  WHERE i.id = target.id AND i.state IN ('failed', 'cancelled')
+    AND (:force OR NOT target.past_horizon)
+  RETURNING i.*
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor) SELECT id, 'retry', :actor FROM retried
@@ -405,9 +441,9 @@ recorded AS (
 unchanged AS (
   SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM retried) FOR SHARE
 )
-SELECT true AS changed, * FROM retried
+SELECT true AS changed, (SELECT past_horizon FROM target), * FROM retried
 UNION ALL
-SELECT false, * FROM unchanged;
+SELECT false, (SELECT past_horizon FROM target), * FROM unchanged;
 
 -- name: cancel
 -- Only work that is not out with a worker can be cancelled: pending or failed.
@@ -434,7 +470,8 @@ SELECT false, * FROM unchanged;
 -- - held: its attempt declared a send intent, so it may have sent, and the queue's policy says
 --   hold: it is failed for a human, never sent again by itself;
 -- - a crash loop: this lease and the crashLoopAfter - 1 attempts before it all expired, which is
---   what a payload that kills its worker looks like: failed at once, attempts left or not.
+--   what a payload that kills its worker looks like: failed at once, attempts left or not;
+-- - past the provider's idempotency horizon (see fail): a retry now could be a second send.
 WITH expired AS MATERIALIZED (
   SELECT id FROM item
   WHERE state = 'sending' AND lease_expires_at <= now()
@@ -453,7 +490,11 @@ judged AS (
           FROM (SELECT a.outcome FROM attempt a
                 WHERE a.item_id = e.id AND a.finished_at IS NOT NULL
                 ORDER BY a.id DESC
-                LIMIT k.crash_loop_after - 1) last) AS crash_loop
+                LIMIT k.crash_loop_after - 1) last) AS crash_loop,
+         p.provider_key_ttl_seconds IS NOT NULL
+           AND now() > i.created_at
+                       + (p.provider_key_ttl_seconds - i.lease_seconds) * interval '1 second'
+           AS past_horizon
   FROM expired e
   JOIN item i ON i.id = e.id
   LEFT JOIN queue_policy p ON p.queue = i.queue
@@ -462,13 +503,16 @@ judged AS (
 ),
 released AS (
   UPDATE item i SET
-    state = CASE WHEN judged.held OR judged.crash_loop OR i.attempts >= i.max_attempts
+    state = CASE WHEN judged.held OR judged.crash_loop OR judged.past_horizon
+                      OR i.attempts >= i.max_attempts
                  THEN 'failed' ELSE 'pending' END,
     run_at = now(),
     last_error =
       CASE WHEN judged.held THEN 'outcome unknown: '
            WHEN judged.crash_loop
              THEN 'crash loop: ' || judged.crash_loop_after || ' leases expired in a row; '
+           WHEN judged.past_horizon AND i.attempts < i.max_attempts
+             THEN 'idempotency horizon passed: '
            ELSE '' END
       || 'lease expired: ' || coalesce('worker "' || i.claimed_by || '"', 'the worker')
       || ' did not complete, fail or heartbeat within ' || i.lease_seconds || ' s',
@@ -557,13 +601,15 @@ SELECT * FROM queue_policy WHERE queue = :queue;
 -- recording the change with the key's name.
 WITH saved AS (
   INSERT INTO queue_policy (queue, max_attempts, lease_seconds, crash_loop_after,
-                            on_unknown_outcome, max_releases, updated_by)
+                            on_unknown_outcome, max_releases, provider_key_ttl_seconds,
+                            updated_by)
   VALUES (:queue, :maxAttempts, :leaseSeconds, :crashLoopAfter, :onUnknownOutcome, :maxReleases,
-          :actor)
+          :providerKeyTtlSeconds, :actor)
   ON CONFLICT (queue) DO UPDATE SET
     max_attempts = EXCLUDED.max_attempts, lease_seconds = EXCLUDED.lease_seconds,
     crash_loop_after = EXCLUDED.crash_loop_after,
     on_unknown_outcome = EXCLUDED.on_unknown_outcome, max_releases = EXCLUDED.max_releases,
+    provider_key_ttl_seconds = EXCLUDED.provider_key_ttl_seconds,
     updated_at = now(), updated_by = EXCLUDED.updated_by
   RETURNING *
 ),

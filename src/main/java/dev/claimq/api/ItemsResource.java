@@ -16,9 +16,12 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.UriInfo;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -32,6 +35,7 @@ import org.jboss.resteasy.reactive.RestResponse;
 @Path("/v1/items")
 @Produces(MediaType.APPLICATION_JSON)
 public class ItemsResource {
+  static final String HORIZON_HEADER = "Idempotency-Horizon-Passed";
   private static final int DEFAULT_PAGE = 50;
   private static final int MAX_PAGE = 500;
 
@@ -339,10 +343,18 @@ public class ItemsResource {
       summary = "Retry a failed or cancelled item",
       description =
           "Back to pending, due now, with attempts reset to 0. Its history and idempotency key"
-              + " are kept. No body.")
+              + " are kept. No body. Past its queue's providerKeyTtl the provider may have"
+              + " forgotten the key, so the retry needs force=true, and its answer says so.")
   @APIResponse(
       responseCode = "200",
       description = "Pending again.",
+      headers =
+          @Header(
+              name = HORIZON_HEADER,
+              description =
+                  "true when a forced retry went past the provider's idempotency horizon: its"
+                      + " next send may be a new one to the provider.",
+              schema = @Schema(type = SchemaType.STRING, enumeration = "true")),
       content =
           @Content(
               schema = @Schema(implementation = ItemView.class),
@@ -350,11 +362,25 @@ public class ItemsResource {
                   @ExampleObject(
                       name = "pending again, with its last worker and error kept",
                       value = ApiExamples.ITEM_RETRIED)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
-  @APIResponse(responseCode = "409", ref = "StateConflict")
-  public ItemView retry(@PathParam("id") String id) {
+  @APIResponse(responseCode = "409", ref = "RetryRefused")
+  public RestResponse<ItemView> retry(
+      @PathParam("id") String id,
+      @Parameter(
+              description = "true: retry even past the provider's idempotency horizon.",
+              schema = @Schema(type = SchemaType.BOOLEAN, defaultValue = "false"))
+          @QueryParam("force")
+          String force,
+      @Context UriInfo uri) {
     long itemId = guard.item(Params.itemId(id));
-    return answer(operators.retry(itemId, guard.actor()), itemId);
+    // The framework hands "force=" over as no value at all; it is not "false", so it is refused.
+    String sent = uri.getQueryParameters().containsKey("force") && force == null ? "" : force;
+    Answer answer = operators.retry(itemId, Params.bool("force", sent), guard.actor());
+    ItemView item = answer(answer, itemId);
+    return answer.outcome() == Outcome.RETRIED_PAST_HORIZON
+        ? RestResponse.ResponseBuilder.ok(item).header(HORIZON_HEADER, "true").build()
+        : RestResponse.ok(item);
   }
 
   @RolesAllowed(Role.OPERATOR)

@@ -28,6 +28,10 @@ final class Outcomes {
       case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE ->
           new Status(409, "state-conflict", "Not allowed in this state");
       case RELEASE_LIMIT -> new Status(409, "release-limit", "Release limit reached");
+      case PAST_HORIZON ->
+          new Status(409, "idempotency-horizon-passed", "Idempotency horizon passed");
+      case RETRIED_PAST_HORIZON -> new Status(200, null, null);
+      case POLICY_DOES_NOT_FIT -> new Status(422, "policy-does-not-fit", "Policy does not fit");
       case KEY_REUSED -> new Status(422, "dedupe-key-reused", "Dedupe key reused");
     };
   }
@@ -82,7 +86,14 @@ final class Outcomes {
               + item.dedupeKey
               + "' and a different payload. A dedupe key names one piece of work: use a new key"
               + " for different work.";
-      case CREATED, CHANGED, REPLAYED, NOT_CLAIMED -> null;
+      case PAST_HORIZON ->
+          "Item "
+              + item.id
+              + " is past its queue's providerKeyTtl: the provider may no longer know its"
+              + " idempotency key, so a retry could be a second send. Check with the provider,"
+              + " then retry with force=true (or resolve it if it was sent).";
+      case POLICY_DOES_NOT_FIT -> "The policy does not fit in its providerKeyTtl.";
+      case CREATED, CHANGED, REPLAYED, NOT_CLAIMED, RETRIED_PAST_HORIZON -> null;
     };
   }
 
@@ -104,8 +115,12 @@ final class Outcomes {
     final Status status;
 
     RefusedException(Outcome outcome, String id, Item item) {
-      super(detail(outcome, id, item), null, false, false); // an answer, not a failure: no trace
-      this.status = of(outcome);
+      this(of(outcome), detail(outcome, id, item));
+    }
+
+    RefusedException(Status status, String detail) {
+      super(detail, null, false, false); // an answer, not a failure: no trace
+      this.status = status;
     }
   }
 }

@@ -61,6 +61,44 @@ final class Params {
     return state;
   }
 
+  /**
+   * A boolean query parameter: absent is false; anything but true or false is a 400, an empty value
+   * too (it says nothing, and guessing would be rewriting it).
+   */
+  static boolean bool(String field, String value) {
+    if (value == null || value.equals("false")) {
+      return false;
+    }
+    if (value.equals("true")) {
+      return true;
+    }
+    throw new BadRequestException(
+        field, "'" + field + "' must be true or false, not '" + shorten(value) + "'.");
+  }
+
+  /** An ISO 8601 duration of whole seconds, e.g. PT24H; null when absent. */
+  static Long durationSeconds(String field, String value) {
+    if (value == null) {
+      return null;
+    }
+    try {
+      java.time.Duration duration = java.time.Duration.parse(value);
+      if (duration.isNegative() || duration.isZero() || duration.getNano() != 0) {
+        throw new BadRequestException(
+            field, "'" + field + "' must be a positive number of whole seconds, e.g. PT24H.");
+      }
+      return duration.getSeconds();
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new BadRequestException(
+          field,
+          "'"
+              + field
+              + "' must be an ISO 8601 duration such as PT24H, not '"
+              + shorten(value)
+              + "'.");
+    }
+  }
+
   static int limit(String value, int defaultLimit, int maxLimit) {
     if (value == null) {
       return defaultLimit;

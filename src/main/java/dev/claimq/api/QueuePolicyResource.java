@@ -3,6 +3,7 @@ package dev.claimq.api;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.queue.Outcome;
 import dev.claimq.queue.QueuePolicies;
 import dev.claimq.security.Role;
 import dev.claimq.store.QueuePolicy;
@@ -55,6 +56,7 @@ public class QueuePolicyResource {
         "crashLoopAfter",
         "onUnknownOutcome",
         "maxReleases",
+        "providerKeyTtl",
         "paused",
         "updatedAt",
         "updatedBy",
@@ -67,6 +69,8 @@ public class QueuePolicyResource {
       @Schema(nullable = true) Integer crashLoopAfter,
       @Schema(description = "retry or hold.", nullable = true) String onUnknownOutcome,
       @Schema(nullable = true) Integer maxReleases,
+      @Schema(description = "An ISO 8601 duration; null: no horizon.", nullable = true)
+          String providerKeyTtl,
       @Schema(description = "Claims answer 204 until the queue is resumed.") boolean paused,
       @Schema(description = "Null when nothing was ever set.", nullable = true) Instant updatedAt,
       @Schema(description = "The key that last changed it.", nullable = true) String updatedBy,
@@ -120,6 +124,7 @@ public class QueuePolicyResource {
       description = "The policy as it is now.",
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "422", ref = "PolicyDoesNotFit")
   public PolicyView set(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.Policy body) {
@@ -130,7 +135,28 @@ public class QueuePolicyResource {
     policy.crashLoopAfter = body.crashLoopAfter();
     policy.onUnknownOutcome = body.onUnknownOutcome();
     policy.maxReleases = body.maxReleases();
-    return view(policies.set(policy, asJson(body), guard.actor()));
+    policy.providerKeyTtlSeconds = Params.durationSeconds("providerKeyTtl", body.providerKeyTtl());
+    QueuePolicies.Change change = policies.set(policy, asJson(body), guard.actor());
+    if (change.outcome() == Outcome.POLICY_DOES_NOT_FIT) {
+      QueuePolicies.Schedule schedule = change.schedule();
+      throw new Outcomes.RefusedException(
+          Outcomes.of(change.outcome()),
+          "In the worst case "
+              + schedule.maxAttempts()
+              + " attempts of "
+              + schedule.leaseSeconds()
+              + " s leases with backoffs of "
+              + schedule.backoffSeconds()
+              + " s take "
+              + schedule.worstCaseSeconds()
+              + " s, past providerKeyTtl "
+              + body.providerKeyTtl()
+              + " ("
+              + policy.providerKeyTtlSeconds
+              + " s): retries after it would be new sends to the provider. Lower maxAttempts"
+              + " or leaseSeconds, or raise providerKeyTtl.");
+    }
+    return view(change.policy());
   }
 
   @POST
@@ -202,6 +228,9 @@ public class QueuePolicyResource {
         policy.crashLoopAfter,
         policy.onUnknownOutcome,
         policy.maxReleases,
+        policy.providerKeyTtlSeconds == null
+            ? null
+            : java.time.Duration.ofSeconds(policy.providerKeyTtlSeconds).toString(),
         policy.paused,
         policy.updatedAt,
         policy.updatedBy,

@@ -235,7 +235,15 @@ public final class Requests {
       @Schema(description = "Releases (claims handed back unused) allowed per item.")
           @Min(0)
           @Max(1_000)
-          Integer maxReleases) {}
+          Integer maxReleases,
+      @Schema(
+              description =
+                  "How long the provider remembers an idempotency key, as an ISO 8601 duration"
+                      + " (Stripe: PT24H). No retry is scheduled past it, and a policy whose"
+                      + " worst-case schedule does not fit is refused with 422.",
+              examples = "PT24H")
+          @Size(max = 40)
+          String providerKeyTtl) {}
 
   @Schema(name = "HeartbeatRequest")
   public record Heartbeat(

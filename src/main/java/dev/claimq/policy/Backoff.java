@@ -41,7 +41,7 @@ public record Backoff(Duration base, Duration cap) {
   }
 
   /** The most the given attempt's delay can be, before jitter. */
-  long ceilingSeconds(int attempt) {
+  public long ceilingSeconds(int attempt) {
     long capSeconds = cap.toSeconds();
     long delay = base.toSeconds();
     for (int i = 1; i < attempt && delay < capSeconds; i++) {

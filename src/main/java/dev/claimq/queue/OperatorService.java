@@ -49,11 +49,27 @@ public class OperatorService {
     return items.current(id).map(item -> items.actions(id));
   }
 
-  /** CHANGED, NOT_RETRYABLE (not failed or cancelled) or NOT_FOUND. */
-  public Answer retry(long id, String actor) {
+  /**
+   * CHANGED; RETRIED_PAST_HORIZON when forced past the provider's idempotency horizon; PAST_HORIZON
+   * when past it and not forced; NOT_RETRYABLE (not failed or cancelled) or NOT_FOUND.
+   */
+  public Answer retry(long id, boolean force, String actor) {
     return items
-        .retry(id, actor)
-        .map(row -> new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_RETRYABLE, row.item()))
+        .retry(id, force, actor)
+        .map(
+            row -> {
+              ItemState state = row.item().state;
+              Outcome outcome;
+              if (row.changed()) {
+                outcome = row.pastHorizon() ? Outcome.RETRIED_PAST_HORIZON : Outcome.CHANGED;
+              } else if (row.pastHorizon()
+                  && (state == ItemState.FAILED || state == ItemState.CANCELLED)) {
+                outcome = Outcome.PAST_HORIZON;
+              } else {
+                outcome = Outcome.NOT_RETRYABLE;
+              }
+              return new Answer(outcome, row.item());
+            })
         .orElseGet(Answer::notFound);
   }
 

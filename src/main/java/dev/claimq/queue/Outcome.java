@@ -26,6 +26,12 @@ public enum Outcome {
   LATE_SUCCESS,
   /** An operator's retry of an item that is neither failed nor cancelled. */
   NOT_RETRYABLE,
+  /** An operator's retry past the provider's idempotency horizon, not forced. */
+  PAST_HORIZON,
+  /** An operator's forced retry past the horizon: done, with a warning. */
+  RETRIED_PAST_HORIZON,
+  /** A queue policy whose worst-case schedule does not fit in its providerKeyTtl. */
+  POLICY_DOES_NOT_FIT,
   /** An operator's cancel of an item that is neither pending nor failed. */
   NOT_CANCELLABLE,
   /** An operator's resolve of an item that is not failed. */

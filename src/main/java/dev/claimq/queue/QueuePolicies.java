@@ -1,21 +1,38 @@
 package dev.claimq.queue;
 
+import dev.claimq.config.ClaimqConfig;
+import dev.claimq.policy.Backoff;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.QueueAction;
 import dev.claimq.store.QueuePolicy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
+import java.util.ArrayList;
 import java.util.List;
 
 /** Operators' settings of a queue: its policy, pause and resume, and the log of those changes. */
 @ApplicationScoped
 public class QueuePolicies {
+  /**
+   * The worst case of a policy's retries: each backoff at its ceiling, each attempt using its whole
+   * lease. It must fit in the provider's idempotency horizon.
+   */
+  public record Schedule(
+      int maxAttempts, int leaseSeconds, List<Long> backoffSeconds, long worstCaseSeconds) {}
+
+  /** What a policy change did: CHANGED with the policy, or POLICY_DOES_NOT_FIT. */
+  public record Change(Outcome outcome, QueuePolicy policy, Schedule schedule) {}
+
   private final ItemRepository items;
   private final Event<ItemsEnqueued> claimable;
+  private final ClaimqConfig config;
+  private final Backoff backoff;
 
-  QueuePolicies(ItemRepository items, Event<ItemsEnqueued> claimable) {
+  QueuePolicies(ItemRepository items, Event<ItemsEnqueued> claimable, ClaimqConfig config) {
     this.items = items;
     this.claimable = claimable;
+    this.config = config;
+    this.backoff = new Backoff(config.retry().backoffBase(), config.retry().backoffCap());
   }
 
   /** The queue's policy as set: one with every setting null (the defaults) when none was. */
@@ -30,9 +47,36 @@ public class QueuePolicies {
             });
   }
 
-  /** Replaces the queue's settings; {@code asSent} is the request, for the action log. */
-  public QueuePolicy set(QueuePolicy policy, String asSent, String actor) {
-    return items.setPolicy(policy, asSent, actor);
+  /**
+   * Replaces the queue's settings; {@code asSent} is the request, for the action log. Refused
+   * (POLICY_DOES_NOT_FIT) when a providerKeyTtl cannot hold the worst-case schedule: retries after
+   * it would be unknown keys to the provider, so new sends.
+   */
+  public Change set(QueuePolicy policy, String asSent, String actor) {
+    Schedule schedule = worstCase(policy);
+    if (policy.providerKeyTtlSeconds != null
+        && schedule.worstCaseSeconds() > policy.providerKeyTtlSeconds) {
+      return new Change(Outcome.POLICY_DOES_NOT_FIT, policy, schedule);
+    }
+    return new Change(Outcome.CHANGED, items.setPolicy(policy, asSent, actor), schedule);
+  }
+
+  /** Every attempt's whole lease plus every backoff at its ceiling, with the policy's settings. */
+  Schedule worstCase(QueuePolicy policy) {
+    int maxAttempts =
+        policy.maxAttempts != null ? policy.maxAttempts : config.retry().defaultMaxAttempts();
+    int lease =
+        policy.leaseSeconds != null
+            ? policy.leaseSeconds
+            : (int) config.lease().defaultDuration().toSeconds();
+    List<Long> delays = new ArrayList<>();
+    long worst = (long) maxAttempts * lease;
+    for (int attempt = 1; attempt < maxAttempts; attempt++) {
+      long delay = backoff.ceilingSeconds(attempt);
+      delays.add(delay);
+      worst += delay;
+    }
+    return new Schedule(maxAttempts, lease, delays, worst);
   }
 
   /** Claims of the queue answer 204 until it is resumed; enqueues are still accepted. */

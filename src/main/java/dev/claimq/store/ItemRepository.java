@@ -109,7 +109,8 @@ public class ItemRepository implements PanacheRepository<Item> {
   private static final Sql COMPLETE_BATCH = FILE.take("complete-batch", "batch", "actor");
   private static final Sql FAIL_BATCH =
       FILE.take("fail-batch", "batch", "defaultOnUnknownOutcome", "actor");
-  private static final Sql RETRY = FILE.take("retry", "id", "actor");
+  private static final Sql RETRY =
+      FILE.take("retry", "id", "force", "defaultLeaseSeconds", "actor");
   private static final Sql CANCEL = FILE.take("cancel", "id", "actor");
   private static final Sql INTENT = FILE.take("intent", "id", "token");
   private static final Sql RELEASE =
@@ -125,6 +126,7 @@ public class ItemRepository implements PanacheRepository<Item> {
           "crashLoopAfter",
           "onUnknownOutcome",
           "maxReleases",
+          "providerKeyTtlSeconds",
           "policy",
           "actor");
   private static final Sql SET_PAUSED = FILE.take("set-paused", "queue", "paused", "actor");
@@ -355,6 +357,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("crashLoopAfter", policy.crashLoopAfter)
         .set("onUnknownOutcome", policy.onUnknownOutcome)
         .set("maxReleases", policy.maxReleases)
+        .set("providerKeyTtlSeconds", policy.providerKeyTtlSeconds)
         .set("policy", policyJson)
         .set("actor", actor)
         .list(POLICIES)
@@ -377,9 +380,26 @@ public class ItemRepository implements PanacheRepository<Item> {
     return QUEUE_ACTIONS.on(dataSource).set("queue", queue).list(QUEUE_ACTION_ROWS);
   }
 
-  /** Moves a failed or cancelled item back to pending; empty when there is no such item. */
-  public Optional<Changed> retry(long id, String actor) {
-    return single(RETRY.on(dataSource).set("id", id).set("actor", actor));
+  /** An operator's retry's answer: whether it went ahead, and whether past the horizon. */
+  public record Retried(boolean changed, boolean pastHorizon, Item item) {}
+
+  /**
+   * Moves a failed or cancelled item back to pending, unless the provider's idempotency horizon has
+   * passed and it is not forced; empty when there is no such item.
+   */
+  public Optional<Retried> retry(long id, boolean force, String actor) {
+    return RETRY
+        .on(dataSource)
+        .set("id", id)
+        .set("force", force)
+        .set("defaultLeaseSeconds", defaultLeaseSeconds)
+        .set("actor", actor)
+        .list(
+            row ->
+                new Retried(
+                    row.getBoolean("changed"), row.getBoolean("past_horizon"), ITEMS.map(row)))
+        .stream()
+        .reduce(ItemRepository::onlyOne);
   }
 
   /** Cancels a pending or failed item; empty when there is no such item. */

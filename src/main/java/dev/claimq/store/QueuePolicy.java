@@ -31,6 +31,10 @@ public class QueuePolicy {
   @Column(name = "max_releases")
   public Integer maxReleases;
 
+  /** How long the provider remembers an idempotency key; null when it does not matter. */
+  @Column(name = "provider_key_ttl_seconds")
+  public Long providerKeyTtlSeconds;
+
   public boolean paused;
 
   @Column(name = "updated_at")

@@ -1051,6 +1051,12 @@ final class HostileRequests {
           values.add(new String[] {HUGE, "65 characters", "q".repeat(65)});
           values.add(new String[] {QUERY, "- + real value", "-{}"});
         }
+        case "force" -> {
+          values.add(new String[] {QUERY, "TRUE", "TRUE"});
+          values.add(new String[] {QUERY, "1", "1"});
+          values.add(new String[] {QUERY, "yes", "yes"});
+          values.add(new String[] {QUERY, "true + %20", "true%20"});
+        }
         default -> throw new IllegalStateException("say what is hostile for ?" + parameter);
       }
       for (int i = 0; i < variants; i++) {

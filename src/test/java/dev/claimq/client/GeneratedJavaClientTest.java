@@ -164,7 +164,7 @@ class GeneratedJavaClientTest extends AsAdmin {
         last.getId(),
         new FailRequest().claimToken(last.getClaimToken()).error("bounced").retryable(false));
     ItemPage failedItems = operator.listItems(null, 10, queue, "failed");
-    Item retried = operator.retry(last.getId());
+    Item retried = operator.retry(last.getId(), null);
 
     assertThat(enqueued.getResults()).extracting("status").containsExactly(201, 201);
     assertThat(completed.getResults().get(0).getStatus()).isEqualTo(200);
