@@ -8,7 +8,8 @@ MODE  claim: claim, print "CLAIMED <id>", then block (to be killed holding a fre
       send:  claim, send, print "SENT <id>", then block (killed between send and complete);
       intent: as send, but declare the send intent first (killed after an intent and a send);
       late:  claim, send, print "SENT <id>", wait a second (the suite stops it here), then
-             complete and print "COMPLETE <id> <status>".
+             complete and print "COMPLETE <id> <status>";
+      lateref: as late, but the complete carries the provider's reference (a late success).
 Prints "EMPTY" and exits when there was nothing to claim.
 """
 import json
@@ -46,14 +47,17 @@ def main(url, queue, provider, key, lease, mode):
         if status != 200:
             print("INTENT %d" % status, flush=True)
             return 0
-    post(provider, item["payload"], {"Idempotency-Key": item["idempotencyKey"]}, timeout=30)
+    _, sent = post(provider, item["payload"], {"Idempotency-Key": item["idempotencyKey"]},
+                   timeout=30)
     print("SENT %s" % item["id"], flush=True)
     if mode in ("send", "intent"):
         time.sleep(3600)
         return 0
     time.sleep(1)
-    status, _ = post("%s/v1/items/%s/complete" % (url, item["id"]),
-                     {"claimToken": item["claimToken"]}, auth)
+    body = {"claimToken": item["claimToken"]}
+    if mode == "lateref":
+        body["externalRef"] = (sent or {}).get("id")
+    status, _ = post("%s/v1/items/%s/complete" % (url, item["id"]), body, auth)
     print("COMPLETE %s %d" % (item["id"], status), flush=True)
     return 0
 

@@ -465,6 +465,89 @@ class FaultScenariosIT {
         });
   }
 
+  @Test
+  @Order(9)
+  void a_late_complete_with_the_providers_reference_is_a_fact_whichever_claim_holds_the_item()
+      throws Exception {
+    scenario(
+        "9 late complete races",
+        "late",
+        (queue, keys) -> {
+          enqueueWithDuplicates(queue, keys, Map.of());
+          int races = FULL ? 12 : 3;
+          for (int n = 0; n < races; n++) {
+            // A worker sends, then stalls (SIGSTOP) past its lease; the item goes back to pending.
+            Process stale = faultWorker(queue, "lateref", 2);
+            String line = readLine(stale, Duration.ofSeconds(20));
+            if (line == null || !line.startsWith("SENT ")) {
+              history.violation("a late worker said: " + line);
+              stale.destroyForcibly();
+              continue;
+            }
+            signal("STOP", stale);
+            history.fault();
+            long id = Long.parseLong(line.substring(5).trim());
+            await(Duration.ofSeconds(10), () -> "pending".equals(state(id)));
+            // Half the time a newer claim holds the item when the late complete lands.
+            String token = null;
+            if (n % 2 == 0) {
+              Http.Answer claim =
+                  http.claimq(
+                      urls().get(0),
+                      "POST",
+                      "/v1/items/" + id + "/claim",
+                      Http.WORKER,
+                      Map.of("worker", "newer"),
+                      Duration.ofSeconds(10));
+              token = claim.status() == 200 ? claim.body().path("claimToken").asText() : null;
+            }
+            signal("CONT", stale);
+            String answer = readLine(stale, Duration.ofSeconds(20));
+            if (("COMPLETE " + id + " 409").equals(answer)) {
+              history.staleClaims.incrementAndGet();
+            } else {
+              history.violation("item " + id + ": the late complete answered " + answer);
+            }
+            if (token == null) {
+              // Pending when the report came: done by it, and nothing is sent again.
+              if (!await(Duration.ofSeconds(5), () -> "done".equals(state(id)))) {
+                history.violation("item " + id + " is " + state(id) + " after a late success");
+              }
+              continue;
+            }
+            // The newer claimer's heartbeat says it was sent; it completes with that, unsent.
+            Http.Answer beat =
+                http.claimq(
+                    urls().get(0),
+                    "POST",
+                    "/v1/items/" + id + "/heartbeat",
+                    Http.WORKER,
+                    Map.of("claimToken", token),
+                    Duration.ofSeconds(10));
+            JsonNode sent = beat.body() == null ? null : beat.body().path("alreadySent");
+            if (beat.status() != 200 || sent == null || !sent.path("externalRef").isTextual()) {
+              history.violation("item " + id + ": the newer claimer's heartbeat: " + beat.body());
+              continue;
+            }
+            Http.Answer done =
+                http.claimq(
+                    urls().get(0),
+                    "POST",
+                    "/v1/items/" + id + "/complete",
+                    Http.WORKER,
+                    Map.of("claimToken", token, "externalRef", sent.path("externalRef").asText()),
+                    Duration.ofSeconds(10));
+            if (done.status() == 200) {
+              history.completed(id, token);
+            } else {
+              history.violation("item " + id + ": complete with alreadySent: " + done.status());
+            }
+          }
+          startJavaWorkers(queue, 3, 10);
+          startReferenceWorkers(queue);
+        });
+  }
+
   /** Workers that claim, declare their intent and send, then are SIGKILLed: their item ids. */
   List<Long> intentThenKill(String queue, int kills) throws Exception {
     List<Long> ids = new ArrayList<>();
