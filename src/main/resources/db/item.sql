@@ -602,14 +602,16 @@ SELECT * FROM queue_policy WHERE queue = :queue;
 WITH saved AS (
   INSERT INTO queue_policy (queue, max_attempts, lease_seconds, crash_loop_after,
                             on_unknown_outcome, max_releases, provider_key_ttl_seconds,
-                            updated_by)
+                            backoff_base_seconds, backoff_cap_seconds, updated_by)
   VALUES (:queue, :maxAttempts, :leaseSeconds, :crashLoopAfter, :onUnknownOutcome, :maxReleases,
-          :providerKeyTtlSeconds, :actor)
+          :providerKeyTtlSeconds, :backoffBaseSeconds, :backoffCapSeconds, :actor)
   ON CONFLICT (queue) DO UPDATE SET
     max_attempts = EXCLUDED.max_attempts, lease_seconds = EXCLUDED.lease_seconds,
     crash_loop_after = EXCLUDED.crash_loop_after,
     on_unknown_outcome = EXCLUDED.on_unknown_outcome, max_releases = EXCLUDED.max_releases,
     provider_key_ttl_seconds = EXCLUDED.provider_key_ttl_seconds,
+    backoff_base_seconds = EXCLUDED.backoff_base_seconds,
+    backoff_cap_seconds = EXCLUDED.backoff_cap_seconds,
     updated_at = now(), updated_by = EXCLUDED.updated_by
   RETURNING *
 ),
@@ -633,6 +635,13 @@ recorded AS (
   SELECT queue, CASE WHEN paused THEN 'pause' ELSE 'resume' END, :actor FROM saved
 )
 SELECT * FROM saved;
+
+-- name: backoff-of
+-- The backoff of each item's queue, for the schedule a fail passes: a read of settings, not of
+-- the item's state, which the fail statement itself decides on. Null: the service's default.
+SELECT i.id, p.backoff_base_seconds, p.backoff_cap_seconds
+FROM item i LEFT JOIN queue_policy p ON p.queue = i.queue
+WHERE i.id = ANY (CAST(:ids AS bigint[]));
 
 -- name: queue-actions
 SELECT * FROM queue_action WHERE queue = :queue ORDER BY id;

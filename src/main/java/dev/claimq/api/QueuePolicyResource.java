@@ -57,6 +57,8 @@ public class QueuePolicyResource {
         "onUnknownOutcome",
         "maxReleases",
         "providerKeyTtl",
+        "backoffBaseSeconds",
+        "backoffCapSeconds",
         "paused",
         "updatedAt",
         "updatedBy",
@@ -71,6 +73,8 @@ public class QueuePolicyResource {
       @Schema(nullable = true) Integer maxReleases,
       @Schema(description = "An ISO 8601 duration; null: no horizon.", nullable = true)
           String providerKeyTtl,
+      @Schema(nullable = true) Integer backoffBaseSeconds,
+      @Schema(nullable = true) Integer backoffCapSeconds,
       @Schema(description = "Claims answer 204 until the queue is resumed.") boolean paused,
       @Schema(description = "Null when nothing was ever set.", nullable = true) Instant updatedAt,
       @Schema(description = "The key that last changed it.", nullable = true) String updatedBy,
@@ -84,14 +88,18 @@ public class QueuePolicyResource {
         "leaseSeconds",
         "crashLoopAfter",
         "onUnknownOutcome",
-        "maxReleases"
+        "maxReleases",
+        "backoffBaseSeconds",
+        "backoffCapSeconds"
       })
   public record Effective(
       int maxAttempts,
       int leaseSeconds,
       int crashLoopAfter,
       @Schema(enumeration = {"retry", "hold"}) String onUnknownOutcome,
-      int maxReleases) {}
+      int maxReleases,
+      int backoffBaseSeconds,
+      int backoffCapSeconds) {}
 
   @GET
   @Path("/policy")
@@ -136,6 +144,14 @@ public class QueuePolicyResource {
     policy.onUnknownOutcome = body.onUnknownOutcome();
     policy.maxReleases = body.maxReleases();
     policy.providerKeyTtlSeconds = Params.durationSeconds("providerKeyTtl", body.providerKeyTtl());
+    policy.backoffBaseSeconds = body.backoffBaseSeconds();
+    policy.backoffCapSeconds = body.backoffCapSeconds();
+    if (body.backoffBaseSeconds() != null
+        && body.backoffCapSeconds() != null
+        && body.backoffCapSeconds() < body.backoffBaseSeconds()) {
+      throw new BadRequestException(
+          "backoffCapSeconds", "'backoffCapSeconds' must be at least 'backoffBaseSeconds'.");
+    }
     QueuePolicies.Change change = policies.set(policy, asJson(body), guard.actor());
     if (change.outcome() == Outcome.POLICY_DOES_NOT_FIT) {
       QueuePolicies.Schedule schedule = change.schedule();
@@ -220,7 +236,13 @@ public class QueuePolicyResource {
             policy.onUnknownOutcome != null
                 ? policy.onUnknownOutcome
                 : config.retry().onUnknownOutcome().wireName(),
-            policy.maxReleases != null ? policy.maxReleases : config.lease().maxReleases());
+            policy.maxReleases != null ? policy.maxReleases : config.lease().maxReleases(),
+            policy.backoffBaseSeconds != null
+                ? policy.backoffBaseSeconds
+                : (int) config.retry().backoffBase().toSeconds(),
+            policy.backoffCapSeconds != null
+                ? Math.max(policy.backoffCapSeconds, effectiveBase(policy))
+                : Math.max((int) config.retry().backoffCap().toSeconds(), effectiveBase(policy)));
     return new PolicyView(
         policy.queue,
         policy.maxAttempts,
@@ -231,10 +253,18 @@ public class QueuePolicyResource {
         policy.providerKeyTtlSeconds == null
             ? null
             : java.time.Duration.ofSeconds(policy.providerKeyTtlSeconds).toString(),
+        policy.backoffBaseSeconds,
+        policy.backoffCapSeconds,
         policy.paused,
         policy.updatedAt,
         policy.updatedBy,
         effective);
+  }
+
+  private int effectiveBase(QueuePolicy policy) {
+    return policy.backoffBaseSeconds != null
+        ? policy.backoffBaseSeconds
+        : (int) config.retry().backoffBase().toSeconds();
   }
 
   private String asJson(Requests.Policy body) {

@@ -243,7 +243,17 @@ public final class Requests {
                       + " worst-case schedule does not fit is refused with 422.",
               examples = "PT24H")
           @Size(max = 40)
-          String providerKeyTtl) {}
+          String providerKeyTtl,
+      @Schema(description = "The first retry's delay in seconds; it doubles on each further one.")
+          @Min(1)
+          @Max(86_400)
+          Integer backoffBaseSeconds,
+      @Schema(
+              description =
+                  "The longest delay between two attempts, in seconds; at least the base.")
+          @Min(1)
+          @Max(604_800)
+          Integer backoffCapSeconds) {}
 
   @Schema(name = "HeartbeatRequest")
   public record Heartbeat(

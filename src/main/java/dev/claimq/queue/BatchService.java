@@ -130,6 +130,13 @@ public class BatchService {
 
   /** Records each entry's failure whose token is current, with its own backoff. */
   public List<Answer> fail(List<FailEntry> entries, String actor) {
+    // One read of the backoff of every entry's queue that has no Retry-After to go by.
+    Map<Long, ItemRepository.QueueBackoff> backoffs =
+        items.backoffOf(
+            entries.stream()
+                .filter(entry -> entry.retryAfterSeconds() == null)
+                .map(FailEntry::id)
+                .collect(java.util.stream.Collectors.toSet()));
     ArrayNode batch = json.createArrayNode();
     for (FailEntry entry : entries) {
       ObjectNode row =
@@ -141,7 +148,7 @@ public class BatchService {
               .put("retryable", entry.retryable())
               .put("sent_unknown", entry.sentUnknown());
       ArrayNode delays = row.putArray("delays");
-      for (long delay : work.delays(entry.retryAfterSeconds())) {
+      for (long delay : work.delays(entry.retryAfterSeconds(), backoffs.get(entry.id()))) {
         delays.add(delay);
       }
     }

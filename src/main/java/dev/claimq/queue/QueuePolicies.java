@@ -26,13 +26,14 @@ public class QueuePolicies {
   private final ItemRepository items;
   private final Event<ItemsEnqueued> claimable;
   private final ClaimqConfig config;
-  private final Backoff backoff;
+  private final WorkService work;
 
-  QueuePolicies(ItemRepository items, Event<ItemsEnqueued> claimable, ClaimqConfig config) {
+  QueuePolicies(
+      ItemRepository items, Event<ItemsEnqueued> claimable, ClaimqConfig config, WorkService work) {
     this.items = items;
     this.claimable = claimable;
     this.config = config;
-    this.backoff = new Backoff(config.retry().backoffBase(), config.retry().backoffCap());
+    this.work = work;
   }
 
   /** The queue's policy as set: one with every setting null (the defaults) when none was. */
@@ -69,10 +70,13 @@ public class QueuePolicies {
         policy.leaseSeconds != null
             ? policy.leaseSeconds
             : (int) config.lease().defaultDuration().toSeconds();
+    Backoff queueBackoff =
+        work.backoffOf(
+            new ItemRepository.QueueBackoff(policy.backoffBaseSeconds, policy.backoffCapSeconds));
     List<Long> delays = new ArrayList<>();
     long worst = (long) maxAttempts * lease;
     for (int attempt = 1; attempt < maxAttempts; attempt++) {
-      long delay = backoff.ceilingSeconds(attempt);
+      long delay = queueBackoff.ceilingSeconds(attempt);
       delays.add(delay);
       worst += delay;
     }

@@ -77,7 +77,9 @@ public class WorkService {
             FailureReason.sanitize(error),
             retryable,
             sentUnknown,
-            delays(retryAfterSeconds),
+            retryAfterSeconds != null
+                ? delays(retryAfterSeconds, null)
+                : delays(null, items.backoffOf(java.util.List.of(id)).get(id)),
             actor),
         token,
         ItemState.PENDING,
@@ -86,12 +88,29 @@ public class WorkService {
 
   /**
    * The retry delays to choose from by attempt: the provider's Retry-After for any attempt, or the
-   * backoff schedule.
+   * backoff schedule of the item's queue (its policy's base and cap, else the service's).
    */
-  long[] delays(Long retryAfterSeconds) {
-    return retryAfterSeconds != null
-        ? new long[] {retryAfterSeconds}
-        : backoff.scheduleSeconds(ThreadLocalRandom.current());
+  long[] delays(Long retryAfterSeconds, ItemRepository.QueueBackoff queue) {
+    if (retryAfterSeconds != null) {
+      return new long[] {retryAfterSeconds};
+    }
+    return backoffOf(queue).scheduleSeconds(ThreadLocalRandom.current());
+  }
+
+  /** The queue's backoff: its own base and cap where set (a cap below the base is the base). */
+  Backoff backoffOf(ItemRepository.QueueBackoff queue) {
+    if (queue == null || queue.baseSeconds() == null && queue.capSeconds() == null) {
+      return backoff;
+    }
+    java.time.Duration base =
+        queue.baseSeconds() != null
+            ? java.time.Duration.ofSeconds(queue.baseSeconds())
+            : backoff.base();
+    java.time.Duration cap =
+        queue.capSeconds() != null
+            ? java.time.Duration.ofSeconds(queue.capSeconds())
+            : backoff.cap();
+    return new Backoff(base, cap.compareTo(base) < 0 ? base : cap);
   }
 
   /** Extends the lease of a current claim; by its original length when none is given. */

@@ -127,8 +127,11 @@ public class ItemRepository implements PanacheRepository<Item> {
           "onUnknownOutcome",
           "maxReleases",
           "providerKeyTtlSeconds",
+          "backoffBaseSeconds",
+          "backoffCapSeconds",
           "policy",
           "actor");
+  private static final Sql BACKOFF_OF = FILE.take("backoff-of", "ids");
   private static final Sql SET_PAUSED = FILE.take("set-paused", "queue", "paused", "actor");
   private static final Sql QUEUE_ACTIONS = FILE.take("queue-actions", "queue");
   private static final Sql REAP_EXPIRED_LEASES =
@@ -358,6 +361,8 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("onUnknownOutcome", policy.onUnknownOutcome)
         .set("maxReleases", policy.maxReleases)
         .set("providerKeyTtlSeconds", policy.providerKeyTtlSeconds)
+        .set("backoffBaseSeconds", policy.backoffBaseSeconds)
+        .set("backoffCapSeconds", policy.backoffCapSeconds)
         .set("policy", policyJson)
         .set("actor", actor)
         .list(POLICIES)
@@ -373,6 +378,27 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("actor", actor)
         .list(POLICIES)
         .get(0);
+  }
+
+  /** A queue's own backoff, base and cap in seconds, either null where it has none. */
+  public record QueueBackoff(Integer baseSeconds, Integer capSeconds) {}
+
+  /** The backoff of each item's queue, by item id; unknown ids are left out. */
+  public Map<Long, QueueBackoff> backoffOf(Collection<Long> ids) {
+    Map<Long, QueueBackoff> backoffs = new HashMap<>();
+    if (!ids.isEmpty()) {
+      BACKOFF_OF
+          .on(dataSource)
+          .set("ids", bigintArray(ids.stream().mapToLong(Long::longValue).toArray()))
+          .list(
+              row ->
+                  backoffs.put(
+                      row.getLong("id"),
+                      new QueueBackoff(
+                          row.getObject("backoff_base_seconds", Integer.class),
+                          row.getObject("backoff_cap_seconds", Integer.class))));
+    }
+    return backoffs;
   }
 
   /** Operators' policy changes, pauses and resumes of the queue, oldest first. */

@@ -35,6 +35,13 @@ public class QueuePolicy {
   @Column(name = "provider_key_ttl_seconds")
   public Long providerKeyTtlSeconds;
 
+  /** The first retry's delay, doubling up to the cap; null: the service's default. */
+  @Column(name = "backoff_base_seconds")
+  public Integer backoffBaseSeconds;
+
+  @Column(name = "backoff_cap_seconds")
+  public Integer backoffCapSeconds;
+
   public boolean paused;
 
   @Column(name = "updated_at")

@@ -96,6 +96,42 @@ class QueuePolicyTest extends AsAdmin {
   }
 
   @Test
+  void a_queue_backoff_sets_the_retry_delay_of_single_and_batch_fails() {
+    String queue = uniqueQueue("backoff");
+    json()
+        .body(Map.of("backoffBaseSeconds", 100, "backoffCapSeconds", 100))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200)
+        .body("effective.backoffBaseSeconds", equalTo(100));
+    String single = enqueued(queue, "single", 1);
+    String batched = enqueued(queue, "batched", 1);
+    String token = claim(single, Map.of()).path("claimToken");
+    String other = claim(batched, Map.of()).path("claimToken");
+
+    java.time.Instant before = java.time.Instant.now();
+    fail(single, Map.of("claimToken", token, "error", "busy")).then().statusCode(200);
+    json()
+        .body(Map.of("items", List.of(Map.of("id", batched, "claimToken", other, "error", "busy"))))
+        .post("/v1/items:fail")
+        .then()
+        .statusCode(200);
+
+    // The first retry waits half to all of the base: 50 to 100 s here, 5 to 10 s by default.
+    for (String id : List.of(single, batched)) {
+      java.time.Instant due = java.time.Instant.parse(item(id).path("runAt"));
+      assertThat(due).isBetween(before.plusSeconds(49), before.plusSeconds(102));
+    }
+    problem(
+            json()
+                .body(Map.of("backoffBaseSeconds", 100, "backoffCapSeconds", 10))
+                .put("/v1/queues/{queue}/policy", queue),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("backoffCapSeconds"));
+  }
+
+  @Test
   void a_paused_queue_accepts_enqueues_but_answers_claims_204_until_resumed() {
     String queue = uniqueQueue("paused");
     String id = enqueued(queue, "k", 1);
