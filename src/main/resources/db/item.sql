@@ -28,7 +28,12 @@ WITH inserted AS (
 )
 SELECT true AS changed, true AS same_payload, * FROM inserted
 UNION ALL
-SELECT false, payload = CAST(:payload AS jsonb), * FROM item
+SELECT false,
+       CASE WHEN pruned_at IS NULL THEN payload = CAST(:payload AS jsonb)
+            ELSE payload_sha256 = encode(sha256(convert_to(CAST(:payload AS jsonb)::text,
+                                                           'UTF8')), 'hex') END,
+       *
+FROM item
 WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM inserted);
 
 -- name: enqueue-batch
@@ -63,7 +68,10 @@ holders AS (
 SELECT input.ord,
        holders.inserted AND input.ord = min(input.ord) OVER (PARTITION BY input.dedupe_key)
          AS changed,
-       holders.payload = input.payload AS same_payload,
+       CASE WHEN holders.pruned_at IS NULL THEN holders.payload = input.payload
+            ELSE holders.payload_sha256
+                 = encode(sha256(convert_to(input.payload::text, 'UTF8')), 'hex') END
+         AS same_payload,
        holders.*
 FROM input JOIN holders ON holders.dedupe_key = input.dedupe_key;
 
@@ -431,7 +439,7 @@ retried AS (
   UPDATE item i SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
                     updated_at = now()
   FROM target
-  WHERE i.id = target.id AND i.state IN ('failed', 'cancelled')
+  WHERE i.id = target.id AND i.state IN ('failed', 'cancelled') AND i.pruned_at IS NULL
     AND (:force OR NOT target.past_horizon)
   RETURNING i.*
 ),
@@ -647,11 +655,36 @@ WHERE i.id = ANY (CAST(:ids AS bigint[]));
 SELECT * FROM queue_action WHERE queue = :queue ORDER BY id;
 
 -- name: prune-finished
--- Retention: finished items past their keep time, a batch at a time. SKIP LOCKED so several
--- instances prune side by side; attempts and actions go with their item (ON DELETE CASCADE).
+-- Retention: finished items past their keep time become tombstones, a batch at a time. The row
+-- keeps its key, so the unique constraint goes on deciding enqueues of it; the payload gives way
+-- to its SHA-256 (of jsonb's text, so key order and white space do not matter), and the attempts
+-- and actions go. SKIP LOCKED so several instances prune side by side.
+WITH picked AS MATERIALIZED (
+  SELECT id FROM item
+  WHERE state IN ('done', 'cancelled') AND pruned_at IS NULL
+    AND updated_at < now() - :keepSeconds * interval '1 second'
+  LIMIT :batchSize
+  FOR UPDATE SKIP LOCKED
+),
+slimmed AS (
+  UPDATE item i SET payload_sha256 = encode(sha256(convert_to(i.payload::text, 'UTF8')), 'hex'),
+                    payload = '{}', last_error = NULL, claim_token = NULL, pruned_at = now()
+  FROM picked WHERE i.id = picked.id
+  RETURNING i.id
+),
+attempts_gone AS (
+  DELETE FROM attempt a USING slimmed WHERE a.item_id = slimmed.id
+),
+actions_gone AS (
+  DELETE FROM item_action x USING slimmed WHERE x.item_id = slimmed.id
+)
+SELECT count(*) FROM slimmed;
+
+-- name: forget-keys
+-- Tombstones past claimq.retention.keep-keys, a batch at a time: their keys may name new work.
 DELETE FROM item WHERE id IN (
   SELECT id FROM item
-  WHERE state IN ('done', 'cancelled') AND updated_at < now() - :keepSeconds * interval '1 second'
+  WHERE pruned_at < now() - :keepKeysSeconds * interval '1 second'
   LIMIT :batchSize
   FOR UPDATE SKIP LOCKED
 );
@@ -681,6 +714,7 @@ FROM (
          extract(epoch FROM now() - min(run_at) FILTER (
              WHERE state = 'pending' AND run_at <= now())) AS oldest_due_pending_age_seconds
   FROM item
+  WHERE pruned_at IS NULL
   GROUP BY queue
 ) s
 FULL JOIN queue_policy p ON p.queue = s.queue

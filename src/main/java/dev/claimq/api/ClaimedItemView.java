@@ -28,6 +28,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
       "createdAt",
       "updatedAt",
       "duplicateSends",
+      "pruned",
       "claimToken",
       "possiblySent",
       "priorAttempts"

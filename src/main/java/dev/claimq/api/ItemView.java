@@ -28,7 +28,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
       "enqueuedBy",
       "createdAt",
       "updatedAt",
-      "duplicateSends"
+      "duplicateSends",
+      "pruned"
     })
 public record ItemView(
     @Schema(description = "Opaque id.", examples = "4711") String id,
@@ -40,7 +41,8 @@ public record ItemView(
     ItemState state,
     @Schema(
             ref = "JsonValue",
-            description = "The agent's JSON value, as stored.",
+            description =
+                "The agent's JSON value, as stored; null once the item is pruned (a tombstone).",
             examples = "{\"to\":\"ada@example.com\",\"template\":\"welcome\"}")
         @JsonRawValue
         String payload,
@@ -78,7 +80,12 @@ public record ItemView(
     @Schema(
             description =
                 "Late successes reported after the item was done: sends that went out twice.")
-        int duplicateSends) {
+        int duplicateSends,
+    @Schema(
+            description =
+                "A tombstone: finished long ago, its payload, attempts and actions are gone, and"
+                    + " its dedupe key still refuses to make new work.")
+        boolean pruned) {
 
   @Schema(
       name = "AlreadySent",
@@ -93,7 +100,7 @@ public record ItemView(
         item.queue,
         item.dedupeKey,
         item.state,
-        item.payload,
+        item.prunedAt != null ? null : item.payload,
         item.priority,
         item.attempts,
         item.maxAttempts,
@@ -109,6 +116,7 @@ public record ItemView(
         item.state == ItemState.SENDING && item.alreadySentAttempt != null
             ? new AlreadySent(item.alreadySentAttempt, item.alreadySentRef)
             : null,
-        item.duplicateSends);
+        item.duplicateSends,
+        item.prunedAt != null);
   }
 }

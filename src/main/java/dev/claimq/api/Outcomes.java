@@ -54,11 +54,15 @@ final class Outcomes {
               + "), but your externalRef was recorded as a late success of your attempt: the"
               + " send is not repeated. Do not resend.";
       case NOT_RETRYABLE ->
-          "Item "
-              + item.id
-              + " is "
-              + item.state.wireName()
-              + ": only failed or cancelled items can be retried.";
+          item.prunedAt != null
+              ? "Item "
+                  + item.id
+                  + " is a tombstone: its payload was pruned, so it cannot be sent again."
+              : "Item "
+                  + item.id
+                  + " is "
+                  + item.state.wireName()
+                  + ": only failed or cancelled items can be retried.";
       case NOT_CANCELLABLE ->
           "Item "
               + item.id

@@ -114,11 +114,18 @@ public interface ClaimqConfig {
 
   interface Retention {
     /**
-     * How long done and cancelled items are kept. After that they are deleted, and their dedupe key
-     * can be used again.
+     * How long done and cancelled items are kept whole. After that each becomes a tombstone: its
+     * payload, attempts and actions go, its dedupe key stays (see keepKeys).
      */
     @WithDefault("7d")
     Duration keepFinished();
+
+    /**
+     * How long tombstones keep their dedupe keys, after which a key can name new work again: a
+     * duration such as 400d, or forever.
+     */
+    @WithDefault("400d")
+    String keepKeys();
 
     /** How often old finished items are looked for. */
     @WithDefault("1m")

@@ -78,6 +78,16 @@ public class Item {
   @Column(name = "already_sent_ref")
   public String alreadySentRef;
 
+  /**
+   * When retention made it a tombstone: its payload is gone (only its SHA-256 is kept), and so are
+   * its attempts and actions; its key still decides enqueues. Null for a live item.
+   */
+  @Column(name = "pruned_at")
+  public Instant prunedAt;
+
+  @Column(name = "payload_sha256")
+  public String payloadSha256;
+
   /** Late successes reported after it was done: sends that went out twice. */
   @Column(name = "duplicate_sends")
   public int duplicateSends;

@@ -138,6 +138,7 @@ public class ItemRepository implements PanacheRepository<Item> {
       FILE.take(
           "reap-expired-leases", "batchSize", "defaultOnUnknownOutcome", "defaultCrashLoopAfter");
   private static final Sql PRUNE_FINISHED = FILE.take("prune-finished", "keepSeconds", "batchSize");
+  private static final Sql FORGET_KEYS = FILE.take("forget-keys", "keepKeysSeconds", "batchSize");
   private static final Sql FIND_BY_ID = FILE.take("find-by-id", "id");
   private static final Sql QUEUES_BY_ID = FILE.take("queues-by-id", "ids");
   private static final Sql QUEUE_STATS = FILE.take("queue-stats");
@@ -444,11 +445,21 @@ public class ItemRepository implements PanacheRepository<Item> {
         .get(0);
   }
 
-  /** Deletes up to {@code batchSize} done or cancelled items older than the keep time. */
+  /** Makes tombstones of up to {@code batchSize} done or cancelled items past the keep time. */
   public int pruneFinished(long keepSeconds, int batchSize) {
     return PRUNE_FINISHED
         .on(dataSource)
         .set("keepSeconds", keepSeconds)
+        .set("batchSize", batchSize)
+        .list(row -> row.getInt(1))
+        .get(0);
+  }
+
+  /** Deletes up to {@code batchSize} tombstones older than the keys' keep time. */
+  public int forgetKeys(long keepKeysSeconds, int batchSize) {
+    return FORGET_KEYS
+        .on(dataSource)
+        .set("keepKeysSeconds", keepKeysSeconds)
         .set("batchSize", batchSize)
         .update();
   }

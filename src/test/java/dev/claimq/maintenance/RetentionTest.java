@@ -39,12 +39,26 @@ class RetentionTest extends AsAdmin {
 
     retention.prune();
 
-    item(oldDone).then().statusCode(404);
-    item(oldCancelled).then().statusCode(404);
+    // Tombstones: the final state stays, the payload and the history go.
+    item(oldDone)
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("done"))
+        .body("pruned", equalTo(true))
+        .body("payload", org.hamcrest.Matchers.nullValue());
+    io.restassured.RestAssured.get("/v1/items/{id}/attempts", oldDone)
+        .then()
+        .body("attempts.size()", equalTo(0));
+    item(oldCancelled).then().body("state", equalTo("cancelled")).body("pruned", equalTo(true));
     item(oldPending).then().statusCode(200).body("state", equalTo("pending"));
-    item(recentDone).then().statusCode(200).body("state", equalTo("done"));
-    // A pruned item's dedupe key names nothing any more: the same key is new work again.
-    enqueue(queue, Map.of("dedupeKey", "old-done", "payload", 1)).then().statusCode(201);
+    item(recentDone).then().statusCode(200).body("pruned", equalTo(false));
+    // A pruned item's dedupe key still names it: the same work again is a replay, not new work.
+    enqueue(queue, Map.of("dedupeKey", "old-done", "payload", 1))
+        .then()
+        .statusCode(200)
+        .header("Idempotent-Replayed", "true")
+        .body("pruned", equalTo(true));
+    enqueue(queue, Map.of("dedupeKey", "old-done", "payload", 2)).then().statusCode(422);
   }
 
   /** Moves the updated_at of the queue's items whose key starts with the prefix into the past. */
