@@ -652,6 +652,7 @@ FROM item i LEFT JOIN queue_policy p ON p.queue = i.queue
 WHERE i.id = ANY (CAST(:ids AS bigint[]));
 
 -- name: queue-actions
+-- The queue's log, oldest first; queue_action_by_queue serves it.
 SELECT * FROM queue_action WHERE queue = :queue ORDER BY id;
 
 -- name: prune-finished
@@ -690,6 +691,7 @@ DELETE FROM item WHERE id IN (
 );
 
 -- name: find-by-id
+-- The item as it is now, for reads by id; not for deciding a change (each change decides itself).
 SELECT * FROM item WHERE id = :id;
 
 -- name: queues-by-id
