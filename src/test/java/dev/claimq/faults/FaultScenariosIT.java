@@ -392,13 +392,8 @@ class FaultScenariosIT {
           for (long id : intentThenKill(queue, kills)) {
             await(Duration.ofSeconds(10), () -> "pending".equals(state(id)));
             Http.Answer claim =
-                http.claimq(
-                    urls().get(0),
-                    "POST",
-                    "/v1/items/" + id + "/claim",
-                    Http.WORKER,
-                    Map.of("worker", "careful"),
-                    Duration.ofSeconds(10));
+                onFirst(
+                    "POST", "/v1/items/" + id + "/claim", Http.WORKER, Map.of("worker", "careful"));
             JsonNode prior = claim.body() == null ? null : claim.body().path("priorAttempts");
             if (claim.status() != 200
                 || !claim.body().path("possiblySent").asBoolean()
@@ -426,8 +421,7 @@ class FaultScenariosIT {
           String poisonKey = queue + "/poison";
           keys.add(poisonKey);
           long poison =
-              http.claimq(
-                      urls().get(0),
+              onFirst(
                       "POST",
                       "/v1/queues/" + queue + "/items",
                       Http.AGENT,
@@ -439,8 +433,7 @@ class FaultScenariosIT {
                           "priority",
                           100,
                           "maxAttempts",
-                          5),
-                      Duration.ofSeconds(10))
+                          5))
                   .body()
                   .path("id")
                   .asLong();
@@ -492,13 +485,8 @@ class FaultScenariosIT {
             String token = null;
             if (n % 2 == 0) {
               Http.Answer claim =
-                  http.claimq(
-                      urls().get(0),
-                      "POST",
-                      "/v1/items/" + id + "/claim",
-                      Http.WORKER,
-                      Map.of("worker", "newer"),
-                      Duration.ofSeconds(10));
+                  onFirst(
+                      "POST", "/v1/items/" + id + "/claim", Http.WORKER, Map.of("worker", "newer"));
               token = claim.status() == 200 ? claim.body().path("claimToken").asText() : null;
             }
             signal("CONT", stale);
@@ -517,26 +505,22 @@ class FaultScenariosIT {
             }
             // The newer claimer's heartbeat says it was sent; it completes with that, unsent.
             Http.Answer beat =
-                http.claimq(
-                    urls().get(0),
+                onFirst(
                     "POST",
                     "/v1/items/" + id + "/heartbeat",
                     Http.WORKER,
-                    Map.of("claimToken", token),
-                    Duration.ofSeconds(10));
+                    Map.of("claimToken", token));
             JsonNode sent = beat.body() == null ? null : beat.body().path("alreadySent");
             if (beat.status() != 200 || sent == null || !sent.path("externalRef").isTextual()) {
               history.violation("item " + id + ": the newer claimer's heartbeat: " + beat.body());
               continue;
             }
             Http.Answer done =
-                http.claimq(
-                    urls().get(0),
+                onFirst(
                     "POST",
                     "/v1/items/" + id + "/complete",
                     Http.WORKER,
-                    Map.of("claimToken", token, "externalRef", sent.path("externalRef").asText()),
-                    Duration.ofSeconds(10));
+                    Map.of("claimToken", token, "externalRef", sent.path("externalRef").asText()));
             if (done.status() == 200) {
               history.completed(id, token);
             } else {
@@ -546,6 +530,11 @@ class FaultScenariosIT {
           startJavaWorkers(queue, 3, 10);
           startReferenceWorkers(queue);
         });
+  }
+
+  /** The harness's own call, as a worker or an operator would make it, to the first instance. */
+  Http.Answer onFirst(String method, String path, String key, Object body) throws Exception {
+    return http.claimq(urls().get(0), method, path, key, body, Duration.ofSeconds(10));
   }
 
   /** Workers that claim, declare their intent and send, then are SIGKILLed: their item ids. */
@@ -575,13 +564,11 @@ class FaultScenariosIT {
     }
     String token = claimed.path("claimToken").asText();
     Http.Answer done =
-        http.claimq(
-            urls().get(0),
+        onFirst(
             "POST",
             "/v1/items/" + id + "/complete",
             Http.WORKER,
-            Map.of("claimToken", token, "externalRef", send.path("id").asText()),
-            Duration.ofSeconds(10));
+            Map.of("claimToken", token, "externalRef", send.path("id").asText()));
     if (done.status() == 200) {
       history.completed(id, token);
     } else {
@@ -591,36 +578,25 @@ class FaultScenariosIT {
 
   /** An operator confirms a held item's send with the provider and resolves it. */
   void resolveFromProvider(long id) throws Exception {
-    Http.Answer item =
-        http.claimq(
-            urls().get(0), "GET", "/v1/items/" + id, Http.OPERATOR, null, Duration.ofSeconds(10));
+    Http.Answer item = onFirst("GET", "/v1/items/" + id, Http.OPERATOR, null);
     JsonNode send = provider.sends().get(item.body().path("idempotencyKey").asText());
     if (send == null || send.path("accepted").asInt() == 0) {
       history.violation("held item " + id + ": its send is not at the provider");
       return;
     }
     Http.Answer resolved =
-        http.claimq(
-            urls().get(0),
+        onFirst(
             "POST",
             "/v1/items/" + id + "/resolve",
             Http.OPERATOR,
-            Map.of("externalRef", send.path("id").asText(), "note", "the provider has it"),
-            Duration.ofSeconds(10));
+            Map.of("externalRef", send.path("id").asText(), "note", "the provider has it"));
     if (resolved.status() != 200) {
       history.violation("held item " + id + ": resolve answered " + resolved.status());
     }
   }
 
   void setPolicy(String queue, Map<String, Object> policy) throws Exception {
-    Http.Answer answer =
-        http.claimq(
-            urls().get(0),
-            "PUT",
-            "/v1/queues/" + queue + "/policy",
-            Http.OPERATOR,
-            policy,
-            Duration.ofSeconds(10));
+    Http.Answer answer = onFirst("PUT", "/v1/queues/" + queue + "/policy", Http.OPERATOR, policy);
     assertThat(answer.status()).as("PUT policy: %s", answer.body()).isEqualTo(200);
   }
 
