@@ -2,7 +2,6 @@ package dev.claimq.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.claimq.config.ClaimqConfig;
 import dev.claimq.queue.Outcome;
 import dev.claimq.queue.QueuePolicies;
 import dev.claimq.security.Role;
@@ -36,14 +35,11 @@ public class QueuePolicyResource {
   private final QueuePolicies policies;
   private final QueueGuard guard;
   private final ObjectMapper json;
-  private final ClaimqConfig config;
 
-  QueuePolicyResource(
-      QueuePolicies policies, QueueGuard guard, ObjectMapper json, ClaimqConfig config) {
+  QueuePolicyResource(QueuePolicies policies, QueueGuard guard, ObjectMapper json) {
     this.policies = policies;
     this.guard = guard;
     this.json = json;
-    this.config = config;
   }
 
   /** A queue's policy as set (null: the service's default), and what is in effect. */
@@ -226,23 +222,16 @@ public class QueuePolicyResource {
   }
 
   private PolicyView view(QueuePolicy policy) {
+    QueuePolicies.Effective applies = policies.effective(policy);
     Effective effective =
         new Effective(
-            policy.maxAttempts != null ? policy.maxAttempts : config.retry().defaultMaxAttempts(),
-            policy.leaseSeconds != null
-                ? policy.leaseSeconds
-                : (int) config.lease().defaultDuration().toSeconds(),
-            policy.crashLoopAfter != null ? policy.crashLoopAfter : config.retry().crashLoopAfter(),
-            policy.onUnknownOutcome != null
-                ? policy.onUnknownOutcome
-                : config.retry().onUnknownOutcome().wireName(),
-            policy.maxReleases != null ? policy.maxReleases : config.lease().maxReleases(),
-            policy.backoffBaseSeconds != null
-                ? policy.backoffBaseSeconds
-                : (int) config.retry().backoffBase().toSeconds(),
-            policy.backoffCapSeconds != null
-                ? Math.max(policy.backoffCapSeconds, effectiveBase(policy))
-                : Math.max((int) config.retry().backoffCap().toSeconds(), effectiveBase(policy)));
+            applies.maxAttempts(),
+            applies.leaseSeconds(),
+            applies.crashLoopAfter(),
+            applies.onUnknownOutcome(),
+            applies.maxReleases(),
+            (int) applies.backoff().base().toSeconds(),
+            (int) applies.backoff().cap().toSeconds());
     return new PolicyView(
         policy.queue,
         policy.maxAttempts,
@@ -259,12 +248,6 @@ public class QueuePolicyResource {
         policy.updatedAt,
         policy.updatedBy,
         effective);
-  }
-
-  private int effectiveBase(QueuePolicy policy) {
-    return policy.backoffBaseSeconds != null
-        ? policy.backoffBaseSeconds
-        : (int) config.retry().backoffBase().toSeconds();
   }
 
   private String asJson(Requests.Policy body) {

@@ -20,6 +20,15 @@ public class QueuePolicies {
   public record Schedule(
       int maxAttempts, int leaseSeconds, List<Long> backoffSeconds, long worstCaseSeconds) {}
 
+  /** Every setting of a queue as it applies: the policy's where set, the service's otherwise. */
+  public record Effective(
+      int maxAttempts,
+      int leaseSeconds,
+      int crashLoopAfter,
+      String onUnknownOutcome,
+      int maxReleases,
+      Backoff backoff) {}
+
   /** What a policy change did: CHANGED with the policy, or POLICY_DOES_NOT_FIT. */
   public record Change(Outcome outcome, QueuePolicy policy, Schedule schedule) {}
 
@@ -64,23 +73,33 @@ public class QueuePolicies {
 
   /** Every attempt's whole lease plus every backoff at its ceiling, with the policy's settings. */
   Schedule worstCase(QueuePolicy policy) {
-    int maxAttempts =
-        policy.maxAttempts != null ? policy.maxAttempts : config.retry().defaultMaxAttempts();
-    int lease =
-        policy.leaseSeconds != null
-            ? policy.leaseSeconds
-            : (int) config.lease().defaultDuration().toSeconds();
-    Backoff queueBackoff =
-        work.backoffOf(
-            new ItemRepository.QueueBackoff(policy.backoffBaseSeconds, policy.backoffCapSeconds));
+    Effective effective = effective(policy);
+    int maxAttempts = effective.maxAttempts();
+    int lease = effective.leaseSeconds();
     List<Long> delays = new ArrayList<>();
     long worst = (long) maxAttempts * lease;
     for (int attempt = 1; attempt < maxAttempts; attempt++) {
-      long delay = queueBackoff.ceilingSeconds(attempt);
+      long delay = effective.backoff().ceilingSeconds(attempt);
       delays.add(delay);
       worst += delay;
     }
     return new Schedule(maxAttempts, lease, delays, worst);
+  }
+
+  /** The policy's settings, each filled in with the service's default where the policy has none. */
+  public Effective effective(QueuePolicy policy) {
+    return new Effective(
+        policy.maxAttempts != null ? policy.maxAttempts : config.retry().defaultMaxAttempts(),
+        policy.leaseSeconds != null
+            ? policy.leaseSeconds
+            : (int) config.lease().defaultDuration().toSeconds(),
+        policy.crashLoopAfter != null ? policy.crashLoopAfter : config.retry().crashLoopAfter(),
+        policy.onUnknownOutcome != null
+            ? policy.onUnknownOutcome
+            : config.retry().onUnknownOutcome().wireName(),
+        policy.maxReleases != null ? policy.maxReleases : config.lease().maxReleases(),
+        work.backoffOf(
+            new ItemRepository.QueueBackoff(policy.backoffBaseSeconds, policy.backoffCapSeconds)));
   }
 
   /** Claims of the queue answer 204 until it is resumed; enqueues are still accepted. */
