@@ -17,6 +17,9 @@ POST /sends   the payload as JSON, with header Idempotency-Key (400 without one)
                                      unanswered, not counted as a send (a provider that hangs)
 GET  /sends   the record: {"sends": [{idempotencyKey, id, accepted, refused, payload}]}
               accepted counts the requests answered 2xx; exactly once means accepted == 1.
+GET  /sends/<key>  the lookup by idempotency key (URL-encoded), for a worker whose claim says
+              possiblySent: 200 {"id": "snd_…"} if a send with that key was accepted, 404
+              {"error": …} if none was (never seen, refused or hung). Not counted as a send.
 GET  /requests  every request in arrival order: {"requests": [{idempotencyKey, status,
               payload}]} (status 0: hung), so a checker can see which keys each item was sent with.
 """
@@ -25,6 +28,7 @@ import json
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 record = {}  # idempotency key -> {idempotencyKey, id, accepted, refused, payload}
@@ -40,11 +44,21 @@ class Provider(BaseHTTPRequestHandler):
             with record_lock:
                 seen = [dict(entry) for entry in requests]
             return self.answer(200, {"requests": seen})
+        if self.path.startswith("/sends/"):
+            return self.look_up(urllib.parse.unquote(self.path[len("/sends/"):]))
         if self.path != "/sends":
             return self.answer(404, {"error": "no such path"})
         with record_lock:
             sends = [dict(entry) for entry in record.values()]
         self.answer(200, {"sends": sends})
+
+    def look_up(self, key):
+        # Only an accepted send has an id: a key seen but refused (or hung) was never sent.
+        with record_lock:
+            sent_id = record[key]["id"] if key in record else None
+        if sent_id is None:
+            return self.answer(404, {"error": "no send accepted with this Idempotency-Key"})
+        self.answer(200, {"id": sent_id})
 
     def do_POST(self):
         if self.path != "/sends":

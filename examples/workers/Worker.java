@@ -1,25 +1,29 @@
 // A claimq worker in Java 17 with only the JDK (java.net.http): the protocol of
-// openapi/worker-protocol.md, end to end. Replace send() with your own side effect.
+// openapi/worker-protocol.md, end to end. Replace send() with your own side effect, and
+// alreadySent() with asking your provider by idempotency key.
 //
 //   java Worker.java --queue emails [--url http://localhost:8080] [--worker mailer-1]
 //                    [--api-key KEY] [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
 //
 // Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 // CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
-// demo send POSTs the payload there; without it, it only logs. SIGTERM or SIGINT: finish the item
-// in hand, then exit 0.
+// demo send POSTs the payload there (and alreadySent() asks GET PROVIDER_URL/<key>); without it,
+// it only logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 
 import java.io.IOException;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 public class Worker {
   /** claimq did not answer usefully (connection error, timeout, 5xx): try again later. */
@@ -50,6 +54,8 @@ public class Worker {
           .build();
   static volatile boolean stopping;
   static Map<String, String> config;
+  // The claim token in hand, like the API key, is never written to the log, whoever echoes it.
+  static volatile String claimToken;
 
   public static void main(String[] args) throws Exception {
     config = configure(args);
@@ -110,7 +116,7 @@ public class Worker {
     try {
       String token = "\"claimToken\": \"" + item.claimToken() + "\"";
       String answer = finish("/v1/items/" + item.id() + "/intent", "{" + token + "}").body();
-      String sent = field(answer, "alreadySent");
+      String sent = alreadySentIn(answer);
       if (sent != null) {
         // An earlier claim's send went through after all: complete with it, do not send.
         log("item " + item.id() + ": already sent by an earlier attempt; completing with it");
@@ -125,28 +131,41 @@ public class Worker {
       log("item " + item.id() + ": " + error.getMessage() + "; not sending");
       return false;
     }
-    if (item.possiblySent()) {
-      // Ask the provider by idempotencyKey before sending, where it can be asked; the demo
-      // provider honours Idempotency-Key, so sending again is answered as the same send.
-      log("item " + item.id() + ": an earlier attempt may have sent");
-    }
     return true;
   }
 
   static void workOn(Item item, int leaseSeconds) {
+    claimToken = item.claimToken();
     if (!declareIntent(item)) {
       return;
     }
     var heartbeat = Executors.newSingleThreadScheduledExecutor();
+    var earlierSend = new AtomicReference<String>(); // an alreadySent a heartbeat answered
     long every = leaseSeconds * 1000L / 3;
-    heartbeat.scheduleAtFixedRate(() -> heartbeat(item), every, every, TimeUnit.MILLISECONDS);
+    heartbeat.scheduleAtFixedRate(
+        () -> heartbeat(item, earlierSend), every, every, TimeUnit.MILLISECONDS);
     Outcome outcome;
     try {
-      outcome = send(item);
+      outcome = sendUnlessSent(item);
     } catch (RuntimeException error) { // a bug in send(): report it rather than hold the item
       outcome = new Outcome("retry", "worker error: " + error, null);
     } finally {
-      heartbeat.shutdownNow();
+      // shutdown, not shutdownNow: a heartbeat in flight finishes, so its answer is not lost.
+      heartbeat.shutdown();
+      try {
+        heartbeat.awaitTermination(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    String sent = earlierSend.get();
+    if (sent != null) {
+      // That earlier send is the item's send, whatever this one did: complete with it.
+      log(
+          String.format(
+              "item %s: completing with attempt %s's send instead of this send's outcome (%s)",
+              item.id(), field(sent, "attempt"), outcome.kind()));
+      outcome = new Outcome("done", text(field(sent, "externalRef")), null);
     }
 
     String path = "/v1/items/" + item.id() + "/";
@@ -220,33 +239,118 @@ public class Worker {
     return new Outcome("permanent", reason, null); // any other 4xx: will never succeed
   }
 
-  /** Extends the lease; run every third of it while the send runs, so a slow send keeps it. */
-  static void heartbeat(Item item) {
+  /**
+   * Asks your provider, by idempotency key, whether an earlier attempt's send of this item went
+   * through: a done outcome with its reference if it did, null if it did not (send it), or a retry
+   * when the provider cannot tell, since sending then might send twice. The demo provider answers
+   * GET PROVIDER_URL/{key} with 200 {"id": ...} or 404.
+   */
+  static Outcome alreadySent(Item item) {
+    String providerUrl = System.getenv("PROVIDER_URL");
+    if (providerUrl == null || providerUrl.isEmpty()) {
+      return null; // nothing to ask; the demo send only logs
+    }
+    // URLEncoder writes a form: a space as +, which in a path is a plus.
+    String key =
+        URLEncoder.encode(item.idempotencyKey(), StandardCharsets.UTF_8).replace("+", "%20");
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(providerUrl.replaceAll("/$", "") + "/" + key))
+            .timeout(Duration.ofSeconds(10))
+            .GET()
+            .build();
+    String unsure = "could not ask the provider whether an earlier attempt sent: ";
+    HttpResponse<String> response;
     try {
-      post(
-          "/v1/items/" + item.id() + "/heartbeat",
-          "{\"claimToken\": " + quote(item.claimToken()) + "}",
-          10);
+      response = http.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException | InterruptedException error) {
+      return new Outcome("retry", unsure + error, null);
+    }
+    int status = response.statusCode();
+    if (status == 404) {
+      return null;
+    }
+    String body = response.body();
+    if (status != 200) {
+      String reason =
+          "provider answered " + status + ": " + body.substring(0, Math.min(500, body.length()));
+      return new Outcome("retry", unsure + reason, null);
+    }
+    return new Outcome("done", text(field(body, "id")), null); // it did send, ref readable or not
+  }
+
+  /**
+   * send(), except that a claim saying an earlier attempt may have sent asks the provider first:
+   * what it says is then the outcome, and only "not sent" leads to a send.
+   */
+  static Outcome sendUnlessSent(Item item) {
+    if (item.possiblySent()) {
+      log("item " + item.id() + ": an earlier attempt may have sent");
+      Outcome outcome = alreadySent(item);
+      if (outcome != null) {
+        if (outcome.kind().equals("done")) {
+          log("item " + item.id() + ": the provider has that send; completing with it");
+        }
+        return outcome;
+      }
+    }
+    return send(item);
+  }
+
+  /**
+   * Extends the lease; run every third of it while the send runs, so a slow send keeps it. An
+   * answer saying an earlier claim's send went through after all ends the schedule and is kept in
+   * earlierSend.
+   */
+  static void heartbeat(Item item, AtomicReference<String> earlierSend) {
+    String answer;
+    try {
+      answer =
+          post(
+                  "/v1/items/" + item.id() + "/heartbeat",
+                  "{\"claimToken\": " + quote(item.claimToken()) + "}",
+                  10)
+              .body();
     } catch (ClaimGone gone) {
       log("item " + item.id() + ": heartbeat answered 409: the claim is gone");
       throw new IllegalStateException("claim gone"); // ends the schedule
     } catch (Transient | IllegalStateException error) {
       log("item " + item.id() + ": heartbeat failed (" + error.getMessage() + "); trying again");
+      return;
+    }
+    String sent = alreadySentIn(answer);
+    if (sent != null) {
+      String attempt = field(sent, "attempt");
+      log("item " + item.id() + ": heartbeat says attempt " + attempt + " sent it already");
+      earlierSend.set(sent);
+      throw new IllegalStateException("already sent"); // ends the schedule
     }
   }
 
-  /** complete and fail are repeat-safe, so a lost answer is simply asked again. */
+  /** The raw alreadySent object of an intent's or a heartbeat's answer, or null if none. */
+  static String alreadySentIn(String answer) {
+    String sent = answer == null ? null : field(answer, "alreadySent");
+    return sent == null || !sent.startsWith("{") ? null : sent;
+  }
+
+  /**
+   * complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
+   * (about a minute and a half) to outlast a claimq restart.
+   */
   static HttpResponse<String> finish(String path, String body) throws Transient, ClaimGone {
-    for (int attempt = 1; attempt <= 6; attempt++) {
+    int tries = 10;
+    for (int attempt = 1; ; attempt++) {
       try {
         return post(path, body, 10);
       } catch (Transient error) {
+        if (attempt == tries) {
+          String reason = error.getMessage() + "; gave up after " + tries + " tries";
+          throw new Transient(path + ": " + reason + ", the lease will release the item");
+        }
         double delay = backoff(attempt);
         log(String.format("%s: %s; again in %.1fs", path, error.getMessage(), delay));
         sleep(delay); // finishing outlives a SIGTERM
       }
     }
-    throw new Transient("gave up on " + path + "; the lease will release the item");
   }
 
   static HttpResponse<String> post(String path, String body, int timeoutSeconds)
@@ -322,6 +426,9 @@ public class Worker {
   }
 
   static void log(String message) {
+    for (String secret : new String[] {config.get("api-key"), claimToken}) {
+      if (secret != null && !secret.isEmpty()) message = message.replace(secret, "<redacted>");
+    }
     System.out.println(config.get("worker") + ": " + message);
   }
 

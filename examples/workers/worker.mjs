@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // A claimq worker for Node.js 20 with only the built-in fetch: the protocol of
-// openapi/worker-protocol.md, end to end. Replace send() with your own side effect.
+// openapi/worker-protocol.md, end to end. Replace send() with your own side effect, and
+// alreadySent() with asking your provider by idempotency key.
 //
 //   node worker.mjs --queue emails [--url http://localhost:8080] [--worker mailer-1]
 //                   [--api-key KEY] [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
 //
 // Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 // CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
-// demo send POSTs the payload there; without it, it only logs. SIGTERM or SIGINT: finish the item
-// in hand, then exit 0.
+// demo send POSTs the payload there (and alreadySent() asks GET PROVIDER_URL/<key>); without it,
+// it only logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,7 +33,15 @@ if (!args.queue) {
 const baseUrl = args.url.replace(/\/$/, '');
 const leaseSeconds = Number(args['lease-seconds']);
 const waitSeconds = Number(args['wait-seconds']);
-const log = (message) => console.log(`${args.worker}: ${message}`);
+// The API key and the claim token in hand are never written to the log, whoever echoes them.
+const secrets = { apiKey: args['api-key'], claimToken: undefined };
+const log = (message) => {
+  let line = String(message);
+  for (const secret of Object.values(secrets)) {
+    if (secret) line = line.split(secret).join('<redacted>');
+  }
+  console.log(`${args.worker}: ${line}`);
+};
 
 const stop = new AbortController(); // aborted by SIGTERM/SIGINT: no new claims, no more waiting
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => stop.abort());
@@ -61,19 +70,25 @@ async function post(path, body, timeoutSeconds = 10) {
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
-/** complete and fail are repeat-safe, so a lost answer is simply asked again. */
-async function finish(path, body) {
-  for (let attempt = 1; attempt <= 6; attempt++) {
+/**
+ * complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
+ * (about a minute and a half) to outlast a claimq restart.
+ */
+async function finish(path, body, tries = 10) {
+  for (let attempt = 1; ; attempt++) {
     try {
       return await post(path, body);
     } catch (error) {
       if (!(error instanceof Transient)) throw error;
+      if (attempt === tries) {
+        const reason = `${error.message}; gave up after ${tries} tries`;
+        throw new Transient(`${path}: ${reason}, the lease will release the item`);
+      }
       const delay = backoff(attempt);
       log(`${path}: ${error.message}; again in ${delay.toFixed(1)}s`);
       await sleep(delay * 1000); // finishing outlives a SIGTERM
     }
   }
-  throw new Transient(`gave up on ${path}; the lease will release the item`);
 }
 
 /** Full jitter: a random delay up to 0.5s * 2^attempt, so restarted workers spread out. */
@@ -109,11 +124,67 @@ async function send(item) {
   return { outcome: 'permanent', error }; // any other 4xx: this request will never succeed
 }
 
-/** Extends the lease every third of it while the send runs, so a slow send keeps its claim. */
+/**
+ * Asks your provider, by idempotency key, whether an earlier attempt's send of this item went
+ * through: a done outcome with its reference if it did, null if it did not (send it), or a retry
+ * when the provider cannot tell, since sending then might send twice. The demo provider answers
+ * GET PROVIDER_URL/<key> with 200 {"id": ...} or 404.
+ */
+async function alreadySent(item) {
+  if (!env.PROVIDER_URL) return null; // nothing to ask; the demo send only logs
+  const unsure = 'could not ask the provider whether an earlier attempt sent: ';
+  const url = `${env.PROVIDER_URL.replace(/\/$/, '')}/${encodeURIComponent(item.idempotencyKey)}`;
+  let response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    return { outcome: 'retry', error: `${unsure}${error.cause?.code ?? error.name}` };
+  }
+  const text = await response.text().catch(() => '');
+  if (response.status === 404) return null;
+  if (response.status !== 200) {
+    return { outcome: 'retry', error: `${unsure}provider answered ${response.status}: ${text.slice(0, 500)}` };
+  }
+  let externalRef; // it did send, even if its reference is unreadable
+  try {
+    externalRef = JSON.parse(text)?.id ?? undefined;
+  } catch {}
+  return { outcome: 'done', externalRef };
+}
+
+/**
+ * send(), except that a claim saying an earlier attempt may have sent asks the provider first:
+ * what it says is then the outcome, and only "not sent" leads to a send.
+ */
+async function sendUnlessSent(item) {
+  if (item.possiblySent) {
+    log(`item ${item.id}: an earlier attempt may have sent (${(item.priorAttempts ?? []).length} before)`);
+    const result = await alreadySent(item);
+    if (result) {
+      if (result.outcome === 'done') log(`item ${item.id}: the provider has that send; completing with it`);
+      return result;
+    }
+  }
+  return send(item);
+}
+
+/**
+ * Extends the lease every third of it while the send runs, so a slow send keeps its claim. An
+ * answer saying an earlier claim's send went through after all ends the heartbeats and is kept.
+ * Returns a stop function, which waits for a heartbeat in flight and then answers that earlier
+ * send (its alreadySent), or null.
+ */
 function startHeartbeat(item) {
-  const timer = setInterval(async () => {
+  let earlierSend = null;
+  let inFlight = null; // one heartbeat at a time, awaited on stop so its answer is not lost
+  const beat = async () => {
     try {
-      await post(`/v1/items/${item.id}/heartbeat`, { claimToken: item.claimToken });
+      const { body } = await post(`/v1/items/${item.id}/heartbeat`, { claimToken: item.claimToken });
+      if (body && body.alreadySent) {
+        log(`item ${item.id}: heartbeat says attempt ${body.alreadySent.attempt} sent it already`);
+        earlierSend = body.alreadySent;
+        clearInterval(timer);
+      }
     } catch (error) {
       if (error instanceof ClaimGone) {
         log(`item ${item.id}: heartbeat answered 409: the claim is gone`);
@@ -122,8 +193,15 @@ function startHeartbeat(item) {
         log(`item ${item.id}: heartbeat failed (${error.message}); trying again`);
       }
     }
+  };
+  const timer = setInterval(() => {
+    if (!inFlight) inFlight = beat().finally(() => { inFlight = null; });
   }, (leaseSeconds / 3) * 1000);
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await inFlight;
+    return earlierSend;
+  };
 }
 
 /**
@@ -144,24 +222,26 @@ async function declareIntent(item) {
     log(`item ${item.id}: ${error instanceof ClaimGone ? 'claim gone before sending' : error.message}; not sending`);
     return false;
   }
-  if (item.possiblySent) {
-    // Ask the provider by idempotencyKey before sending, where it can be asked; the demo
-    // provider honours Idempotency-Key, so sending again is answered as the same send.
-    log(`item ${item.id}: an earlier attempt may have sent (${item.priorAttempts.length} before)`);
-  }
   return true;
 }
 
 async function workOn(item) {
+  secrets.claimToken = item.claimToken;
   if (!(await declareIntent(item))) return;
   const stopHeartbeat = startHeartbeat(item);
-  let result;
+  let result, earlierSend;
   try {
-    result = await send(item);
+    result = await sendUnlessSent(item);
   } catch (error) { // a bug in send(): report it rather than hold the item
     result = { outcome: 'retry', error: `worker error: ${error}` };
   } finally {
-    stopHeartbeat();
+    earlierSend = await stopHeartbeat();
+  }
+  if (earlierSend) {
+    // That earlier send is the item's send, whatever this one did: complete with it.
+    log(`item ${item.id}: completing with attempt ${earlierSend.attempt}'s send`
+      + ` instead of this send's outcome (${result.outcome})`);
+    result = { outcome: 'done', externalRef: earlierSend.externalRef ?? undefined };
   }
   const path = `/v1/items/${item.id}/`;
   try {

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """A claimq worker in Python 3 with only the standard library: the protocol of
-openapi/worker-protocol.md, end to end. Replace send() with your own side effect.
+openapi/worker-protocol.md, end to end. Replace send() with your own side effect, and
+already_sent() with asking your provider by idempotency key.
 
     python3 worker.py --queue emails [--url http://localhost:8080] [--worker mailer-1]
                       [--api-key KEY] [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
 
 Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
-demo send POSTs the payload there; without it, it only logs. SIGTERM or SIGINT: finish the item
-in hand, then exit 0.
+demo send POSTs the payload there (and already_sent() asks GET PROVIDER_URL/<key>); without it,
+it only logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 """
 import argparse
 import json
@@ -19,9 +20,11 @@ import socket
 import sys
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 stopping = threading.Event()
+secrets = {"api_key": None, "claim_token": None}  # never written to the log, whoever echoes them
 
 
 class Transient(Exception):
@@ -70,16 +73,19 @@ class Claimq:
         except (urllib.error.URLError, OSError) as error:  # refused, reset, timed out
             raise Transient(str(error))
 
-    def finish(self, path, body):
-        """complete and fail are repeat-safe, so a lost answer is simply asked again."""
-        for attempt in range(1, 7):
+    def finish(self, path, body, tries=10):
+        """complete and fail are repeat-safe, so a lost answer is simply asked again, for long
+        enough (about a minute and a half) to outlast a claimq restart."""
+        for attempt in range(1, tries + 1):
             try:
                 return self.post(path, body)
             except Transient as error:
+                if attempt == tries:
+                    raise Transient("%s: %s; gave up after %d tries, the lease will release the "
+                                    "item" % (path, error, tries))
                 delay = backoff(attempt)
                 log("%s: %s; again in %.1fs" % (path, error, delay))
                 threading.Event().wait(delay)  # not stopping.wait: finishing outlives a SIGTERM
-        raise Transient("gave up on " + path + "; the lease will release the item")
 
 
 def backoff(attempt, cap=30.0):
@@ -110,16 +116,68 @@ def send(item):
         return retry("provider unreachable: %s" % error)
 
 
-def heartbeat_until(finished, claimq, item, lease_seconds):
-    """Extends the lease every third of it while the send runs, so a slow send keeps its claim."""
+def already_sent(item):
+    """Asks your provider, by idempotency key, whether an earlier attempt's send of this item went
+    through: done(its reference) if it did, None if it did not (send it), or retry(...) when the
+    provider cannot tell, since sending then might send twice. The demo provider answers
+    GET PROVIDER_URL/<key> with 200 {"id": ...} or 404."""
+    provider_url = os.environ.get("PROVIDER_URL")
+    if not provider_url:
+        return None  # nothing to ask; the demo send only logs
+    unsure = "could not ask the provider whether an earlier attempt sent: "
+    url = provider_url.rstrip("/") + "/" + urllib.parse.quote(item["idempotencyKey"], safe="")
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            raw = response.read()
+            if response.status != 200:
+                return retry(unsure + "provider answered %d" % response.status)
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return None
+        return retry(unsure + "provider answered %d: %s"
+                     % (error.code, error.read(500).decode(errors="replace")))
+    except (urllib.error.URLError, OSError) as error:
+        return retry(unsure + str(error))
+    try:
+        return done(json.loads(raw).get("id"))
+    except (ValueError, AttributeError):
+        return done(None)  # it did send; its reference is unreadable
+
+
+def send_unless_sent(item):
+    """send(), except that a claim saying an earlier attempt may have sent asks the provider
+    first: what it says is then the outcome, and only "not sent" leads to a send."""
+    if item.get("possiblySent"):
+        log("item %s: an earlier attempt may have sent (%d before)"
+            % (item["id"], len(item.get("priorAttempts") or [])))
+        outcome = already_sent(item)
+        if outcome is not None:
+            if outcome[0] == "done":
+                log("item %s: the provider has that send; completing with it" % item["id"])
+            return outcome
+    return send(item)
+
+
+def heartbeat_until(finished, claimq, item, lease_seconds, earlier_send):
+    """Extends the lease every third of it while the send runs, so a slow send keeps its claim.
+    An answer saying an earlier claim's send went through after all ends the heartbeats and is
+    kept in earlier_send, for work_on to read once this thread has ended."""
     while not finished.wait(lease_seconds / 3):
         try:
-            claimq.post("/v1/items/%s/heartbeat" % item["id"], {"claimToken": item["claimToken"]})
+            _, answer = claimq.post("/v1/items/%s/heartbeat" % item["id"],
+                                    {"claimToken": item["claimToken"]})
         except ClaimGone:
             log("item %s: heartbeat answered 409: the claim is gone" % item["id"])
             return
         except (Transient, RuntimeError) as error:
             log("item %s: heartbeat failed (%s); trying again" % (item["id"], error))
+            continue
+        sent = answer.get("alreadySent") if isinstance(answer, dict) else None
+        if sent:
+            log("item %s: heartbeat says attempt %s sent it already"
+                % (item["id"], sent.get("attempt")))
+            earlier_send.append(sent)
+            return
 
 
 def declare_intent(claimq, item):
@@ -141,28 +199,31 @@ def declare_intent(claimq, item):
     except (Transient, RuntimeError) as error:
         log("item %s: %s; not sending, the lease will release it" % (item["id"], error))
         return False
-    if item.get("possiblySent"):
-        # Ask the provider by idempotencyKey before sending, where it can be asked; the demo
-        # provider honours Idempotency-Key, so sending again is answered as the same send.
-        log("item %s: an earlier attempt may have sent (%d before)"
-            % (item["id"], len(item.get("priorAttempts", []))))
     return True
 
 
 def work_on(claimq, item, lease_seconds):
+    secrets["claim_token"] = item["claimToken"]
     if not declare_intent(claimq, item):
         return
     finished = threading.Event()
+    earlier_send = []  # written by the heartbeat thread, read only after join()
     heartbeat = threading.Thread(target=heartbeat_until,
-                                 args=(finished, claimq, item, lease_seconds), daemon=True)
+                                 args=(finished, claimq, item, lease_seconds, earlier_send),
+                                 daemon=True)
     heartbeat.start()
     try:
-        outcome, detail, retry_after = send(item)
+        outcome, detail, retry_after = send_unless_sent(item)
     except Exception as error:  # a bug in send(): report it rather than hold the item
         outcome, detail, retry_after = retry("worker error: %r" % error)
     finally:
         finished.set()
         heartbeat.join()
+    if earlier_send:
+        # That earlier send is the item's send, whatever this one did: complete with it.
+        log("item %s: completing with attempt %s's send instead of this send's outcome (%s)"
+            % (item["id"], earlier_send[0].get("attempt"), outcome))
+        outcome, detail, retry_after = done(earlier_send[0].get("externalRef"))
 
     path = "/v1/items/%s/" % item["id"]
     token = item["claimToken"]
@@ -214,6 +275,9 @@ def run(args):
 
 
 def log(message):
+    for secret in secrets.values():
+        if secret:
+            message = message.replace(secret, "<redacted>")
     print("%s: %s" % (WORKER_NAME, message), flush=True)
 
 
@@ -235,6 +299,7 @@ def parse_args():
 if __name__ == "__main__":
     arguments = parse_args()
     WORKER_NAME = arguments.worker
+    secrets["api_key"] = arguments.api_key
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
     sys.exit(run(arguments))

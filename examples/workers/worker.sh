@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # A claimq worker in bash and curl: the protocol of openapi/worker-protocol.md, end to end.
-# Replace send() with your own side effect. Uses jq when installed; without it, reads claimq's
-# compact JSON with sed (exact for claimq's answers; the demo provider's id is read loosely).
+# Replace send() with your own side effect, and already_sent() with asking your provider by
+# idempotency key. Uses jq when installed; without it, reads claimq's compact JSON with sed (exact
+# for claimq's answers; the demo provider's id is read loosely).
 #
 #   worker.sh --queue emails [--url http://localhost:8080] [--worker mailer-1] [--api-key KEY]
 #             [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
 #
 # Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 # CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1 (CLAIMQ_NO_JQ=1 forces the
-# sed fallback). With PROVIDER_URL set, the demo send POSTs the payload there; without it, it only
-# logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
+# sed fallback). With PROVIDER_URL set, the demo send POSTs the payload there (and already_sent()
+# asks GET $PROVIDER_URL/<key>); without it, it only logs. SIGTERM or SIGINT: finish the item in
+# hand, then exit 0.
 set -uo pipefail
 
 url=${CLAIMQ_URL:-http://localhost:8080}
@@ -42,14 +44,27 @@ trap 'rm -rf "$tmp"' EXIT
 stopping=0
 trap 'stopping=1' TERM INT
 
-log() { printf '%s: %s\n' "$worker" "$*"; }
+# The API key and the claim token in hand are never written to the log, whoever echoes them.
+claim_token=
+log() {
+  local line="$*"
+  [ -n "$api_key" ] && line=${line//"$api_key"/<redacted>}
+  [ -n "$claim_token" ] && line=${line//"$claim_token"/<redacted>}
+  printf '%s: %s\n' "$worker" "$line"
+}
 
 # Fields of a claimed item (file $2). The sed patterns rely on claimq's field order and on JSON
 # strings escaping their quotes: the first '","payload":' and the last ',"priority":N,' or
 # ',"idempotencyKey":"' are claimq's own, whatever the payload holds.
 if command -v jq >/dev/null && [ "${CLAIMQ_NO_JQ:-0}" != 1 ]; then
   item_field() { if [ "$1" = payload ]; then jq -c .payload "$2"; else jq -r ".$1 // empty" "$2"; fi; }
-  provider_ref() { jq -r '.id // empty' "$1"; }
+  provider_ref() { jq -r '.id // empty' "$1" 2>/dev/null; }
+  # An intent's or a heartbeat's alreadySent (file $1), as "attempt externalRef" with the
+  # reference as raw JSON; nothing when there is none.
+  already_sent_in() {
+    jq -r 'if .alreadySent then "\(.alreadySent.attempt) \(.alreadySent.externalRef | tojson)"
+           else empty end' "$1" 2>/dev/null
+  }
 else
   string_re='"([^"\\]|\\.)*"'
   item_field() {
@@ -59,9 +74,16 @@ else
       payload) sed -E "s/^\\{\"id\":\"[0-9]+\",\"queue\":\"[^\"]*\",\"dedupeKey\":$string_re,\"state\":\"[a-z]+\",\"payload\":(.*),\"priority\":-?[0-9]+,\"attempts\":.*/\\2/" "$2" ;;
       idempotencyKey) sed -E 's/.*,"idempotencyKey":"([^"]*)".*/\1/' "$2" ;;
       claimToken) sed -E 's/.*,"claimToken":"([^"]*)"\}$/\1/' "$2" ;;
+      possiblySent) sed -nE 's/.*"possiblySent": *(true|false).*/\1/p' "$2" ;;
     esac
   }
   provider_ref() { sed -nE 's/.*"id": *"([^"]*)".*/\1/p' "$1"; }
+  # An alreadySent is claimq's own only when what follows it up to the answer's end is plain
+  # top-level fields: one inside the payload is followed by the payload's closing brace.
+  plain_fields="(, *\"[A-Za-z0-9_]+\": *($string_re|-?[0-9][-+.eE0-9]*|true|false|null))*"
+  already_sent_in() {
+    sed -nE "s/.*\"alreadySent\": *\\{ *\"attempt\": *([0-9]+) *, *\"externalRef\": *($string_re|null) *\\}$plain_fields *\\}\$/\\1 \\2/p" "$1"
+  }
 fi
 
 json_string() { printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
@@ -70,6 +92,7 @@ json_string() { printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\
 claimq() {
   local auth=()
   [ -n "$api_key" ] && auth=(-H "Authorization: Bearer $api_key")
+  : > "$tmp/answer" # an answer with no body must not leave the last one's in place
   curl -s -o "$tmp/answer" -w '%{http_code}' --max-time "${3:-10}" -X POST \
     -H 'Content-Type: application/json' ${auth[@]+"${auth[@]}"} --data-binary "$2" "$url$1" \
     2>/dev/null || true
@@ -82,17 +105,36 @@ backoff() {
   printf '%d.%03d' $((ms / 1000)) $((ms % 1000))
 }
 
-# complete and fail are repeat-safe, so a lost answer is simply asked again.
+# complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
+# (about a minute and a half) to outlast a claimq restart. The last status is left in $finished
+# (000: gave up) rather than printed, so that this runs outside $(...) and its log lines are logged.
 finish() {
-  local attempt status delay
-  for attempt in 1 2 3 4 5 6; do
-    status=$(claimq "$1" "$2")
-    case $status in
-      000|5??) delay=$(backoff "$attempt"); log "$1: answered $status; again in ${delay}s"; sleep "$delay" ;;
-      *) echo "$status"; return ;;
+  local attempt delay tries=10
+  for (( attempt = 1; ; attempt++ )); do
+    finished=$(claimq "$1" "$2")
+    case $finished in
+      000|5??)
+        if [ "$attempt" -ge "$tries" ]; then
+          log "$1: answered $finished; gave up after $tries tries, the lease will release the item"
+          finished=000; return
+        fi
+        delay=$(backoff "$attempt"); log "$1: answered $finished; again in ${delay}s"; sleep "$delay" ;;
+      *) return ;;
     esac
   done
-  echo 000
+}
+
+# Percent-encodes $1 byte by byte, for one segment of a URL's path.
+urlencode() {
+  local LC_ALL=C text=$1 encoded= c i
+  for (( i = 0; i < ${#text}; i++ )); do
+    c=${text:i:1}
+    case $c in
+      [A-Za-z0-9._~-]) encoded+=$c ;;
+      *) printf -v c '%%%02X' "'$c"; encoded+=$c ;;
+    esac
+  done
+  printf '%s' "$encoded"
 }
 
 # The side effect, reading the claimed item in $tmp/item. Always pass the idempotencyKey to the
@@ -107,6 +149,7 @@ send() {
   fi
   item_field payload "$tmp/item" > "$tmp/payload"
   local status
+  : > "$tmp/provider"
   status=$(curl -s -o "$tmp/provider" -D "$tmp/provider_headers" -w '%{http_code}' --max-time 30 \
     -X POST -H 'Content-Type: application/json' \
     -H "Idempotency-Key: $(item_field idempotencyKey "$tmp/item")" \
@@ -124,38 +167,84 @@ send() {
   esac
 }
 
+# Asks your provider, by idempotency key, whether an earlier attempt's send of the item in
+# $tmp/item went through. Returns 1 if it did not (send it); otherwise writes $tmp/outcome and
+# $tmp/detail as send does: done with that send's reference, or retry when the provider cannot
+# tell, since sending then might send twice. The demo provider answers GET $PROVIDER_URL/<key>
+# with 200 {"id": ...} or 404.
+already_sent() {
+  [ -n "${PROVIDER_URL:-}" ] || return 1 # nothing to ask; the demo send only logs
+  local status unsure="could not ask the provider whether an earlier attempt sent"
+  : > "$tmp/retry_after"; : > "$tmp/provider"
+  status=$(curl -s -o "$tmp/provider" -w '%{http_code}' --max-time 10 \
+    "${PROVIDER_URL%/}/$(urlencode "$(item_field idempotencyKey "$tmp/item")")" 2>/dev/null) || true
+  case $status in
+    404) return 1 ;;
+    200) echo done > "$tmp/outcome"; provider_ref "$tmp/provider" > "$tmp/detail" ;;
+    000) echo retry > "$tmp/outcome"; echo "$unsure: provider unreachable or timed out" > "$tmp/detail" ;;
+    *)
+      echo retry > "$tmp/outcome"
+      echo "$unsure: provider answered $status: $(head -c 500 "$tmp/provider")" > "$tmp/detail" ;;
+  esac
+}
+
+# send, except that a claim saying an earlier attempt may have sent asks the provider first: what
+# it says is then the outcome, and only "not sent" leads to a send.
+send_unless_sent() {
+  if [ "$(item_field possiblySent "$tmp/item")" = true ]; then
+    log "item $(item_field id "$tmp/item"): an earlier attempt may have sent"
+    if already_sent; then
+      [ "$(cat "$tmp/outcome")" = done ] \
+        && log "item $(item_field id "$tmp/item"): the provider has that send; completing with it"
+      return
+    fi
+  fi
+  send
+}
+
 work_on() {
   local id token
   id=$(item_field id "$tmp/item")
   token=$(item_field claimToken "$tmp/item")
+  claim_token=$token
   # Say this attempt is about to send: should it end without a complete, the next claim is
   # flagged possiblySent (or the item held for a human) rather than sent again blindly.
-  local intent
-  intent=$(finish "/v1/items/$id/intent" "{\"claimToken\": \"$token\"}")
-  if [ "$intent" != 200 ]; then
-    log "item $id: intent answered $intent; not sending"
+  finish "/v1/items/$id/intent" "{\"claimToken\": \"$token\"}"
+  if [ "$finished" != 200 ]; then
+    log "item $id: intent answered $finished; not sending"
     return
   fi
-  if grep -q '"alreadySent":' "$tmp/answer"; then
+  local sent_attempt= sent_ref=
+  # read fails at a last line without a newline (sed keeps claimq's answer's lack of one), but
+  # still sets the fields: test them, not read.
+  read -r sent_attempt sent_ref < <(already_sent_in "$tmp/answer")
+  if [ -n "$sent_ref" ]; then
     # An earlier claim's send went through after all: complete with it, do not send.
-    local sent_ref
-    sent_ref=$(sed -nE 's/.*"alreadySent":\{"attempt":[0-9]+,"externalRef":("([^"\\]|\\.)*")\}.*/\1/p' "$tmp/answer")
-    log "item $id: already sent by an earlier attempt; completing with it"
-    finish "/v1/items/$id/complete" "{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}" >/dev/null
+    log "item $id: already sent by attempt $sent_attempt; completing with it"
+    finish "/v1/items/$id/complete" "{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}"
     return
   fi
-  # Ask the provider by idempotencyKey before sending, where it can be asked; the demo provider
-  # honours Idempotency-Key, so sending again is answered as the same send.
-  grep -q '"possiblySent":true' "$tmp/item" && log "item $id: an earlier attempt may have sent"
-  # The send runs in the background so this loop can heartbeat every third of the lease.
-  send &
+  # The send runs in the background so this loop can heartbeat every third of the lease. A
+  # heartbeat's alreadySent lands in $tmp/heartbeat_sent and ends the heartbeats.
+  rm -f "$tmp/heartbeat_sent"
+  send_unless_sent &
   local send_pid=$! beat_every=$(( lease_seconds / 3 > 0 ? lease_seconds / 3 : 1 ))
-  local next_beat=$(( SECONDS + beat_every )) status
+  local next_beat=$(( SECONDS + beat_every )) status beating=1
   while kill -0 "$send_pid" 2>/dev/null; do
     sleep 0.1
-    if [ "$SECONDS" -ge "$next_beat" ]; then
+    if [ "$beating" = 1 ] && [ "$SECONDS" -ge "$next_beat" ]; then
       status=$(claimq "/v1/items/$id/heartbeat" "{\"claimToken\": \"$token\"}")
-      [ "$status" = 409 ] && log "item $id: heartbeat answered 409: the claim is gone"
+      case $status in
+        200)
+          already_sent_in "$tmp/answer" > "$tmp/heartbeat_sent"
+          if [ -s "$tmp/heartbeat_sent" ]; then
+            read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
+            log "item $id: heartbeat says attempt $sent_attempt sent it already"
+            beating=0
+          fi ;;
+        409) log "item $id: heartbeat answered 409: the claim is gone"; beating=0 ;;
+        *) log "item $id: heartbeat answered $status; trying again" ;;
+      esac
       next_beat=$(( SECONDS + beat_every ))
     fi
   done
@@ -163,13 +252,20 @@ work_on() {
 
   local outcome detail retry_after body
   outcome=$(cat "$tmp/outcome"); detail=$(cat "$tmp/detail"); retry_after=$(cat "$tmp/retry_after")
-  if [ "$outcome" = done ]; then
+  if [ -s "$tmp/heartbeat_sent" ]; then
+    # That earlier send is the item's send, whatever this one did: complete with it.
+    read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
+    log "item $id: completing with attempt $sent_attempt's send instead of this send's outcome ($outcome)"
+    body="{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}"
+    finish "/v1/items/$id/complete" "$body"; status=$finished
+    [ "$status" = 200 ] && log "item $id: done (${sent_ref//\"/})"
+  elif [ "$outcome" = done ]; then
     body="{\"claimToken\": \"$token\"${detail:+, \"externalRef\": $(json_string "$detail")}}"
-    status=$(finish "/v1/items/$id/complete" "$body")
+    finish "/v1/items/$id/complete" "$body"; status=$finished
     [ "$status" = 200 ] && log "item $id: done ($detail)"
   else
     body="{\"claimToken\": \"$token\", \"error\": $(json_string "$detail"), \"retryable\": $([ "$outcome" = retry ] && echo true || echo false)${retry_after:+, \"retryAfterSeconds\": $retry_after}}"
-    status=$(finish "/v1/items/$id/fail" "$body")
+    finish "/v1/items/$id/fail" "$body"; status=$finished
     [ "$status" = 200 ] && log "item $id: $detail, now $(item_field state "$tmp/answer")"
   fi
   case $status in
