@@ -282,11 +282,14 @@ unchanged AS (
   WHERE id = :id AND NOT EXISTS (SELECT FROM finished) AND NOT EXISTS (SELECT FROM applied)
   FOR SHARE
 )
-SELECT true AS changed, false AS late, * FROM finished
+-- held_since: when the finished claim began (its attempt, still open in this statement's
+-- snapshot), for the processing-time metric, on the database clock.
+SELECT true AS changed, false AS late, f.*, a.claimed_at AS held_since FROM finished f
+LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, true, * FROM applied
+SELECT false, true, *, NULL FROM applied
 UNION ALL
-SELECT false, false, * FROM unchanged;
+SELECT false, false, *, NULL FROM unchanged;
 
 -- name: fail
 -- A failed attempt goes back to pending while it is retryable and attempts remain, otherwise it
@@ -339,9 +342,11 @@ closed AS (
 unchanged AS (
   SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished) FOR SHARE
 )
-SELECT true AS changed, * FROM finished
+-- held_since as in complete.
+SELECT true AS changed, f.*, a.claimed_at AS held_since FROM finished f
+LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, * FROM unchanged;
+SELECT false, *, NULL FROM unchanged;
 
 -- name: complete-batch
 -- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
@@ -366,9 +371,11 @@ unchanged AS (
   WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
   FOR SHARE
 )
-SELECT true AS changed, * FROM finished
+-- held_since as in complete.
+SELECT true AS changed, f.*, a.claimed_at AS held_since FROM finished f
+LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, * FROM unchanged;
+SELECT false, *, NULL FROM unchanged;
 
 -- name: fail-batch
 -- The batch form of fail, with exactly its conditions; each entry brings its own schedule.
@@ -417,9 +424,11 @@ unchanged AS (
   WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
   FOR SHARE
 )
-SELECT true AS changed, * FROM finished
+-- held_since as in complete.
+SELECT true AS changed, f.*, a.claimed_at AS held_since FROM finished f
+LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, * FROM unchanged;
+SELECT false, *, NULL FROM unchanged;
 
 -- name: retry
 -- An operator's second chance: a fresh budget of attempts, due now. The history and the
@@ -526,13 +535,13 @@ released AS (
       || ' did not complete, fail or heartbeat within ' || i.lease_seconds || ' s',
     claim_token = NULL, lease_seconds = NULL, lease_expires_at = NULL, updated_at = now()
   FROM judged WHERE i.id = judged.id
-  RETURNING i.id, i.last_error
+  RETURNING i.id, i.queue, i.last_error
 ),
 closed AS (
   UPDATE attempt a SET finished_at = now(), outcome = 'lease_expired', error = released.last_error
   FROM released WHERE a.item_id = released.id AND a.finished_at IS NULL
 )
-SELECT count(*) FROM released;
+SELECT queue, count(*) AS released FROM released GROUP BY queue;
 
 -- name: intent
 -- A worker's word, just before it calls the provider, that this attempt is about to send. Fenced
@@ -699,27 +708,34 @@ SELECT * FROM item WHERE id = :id;
 SELECT id, queue FROM item WHERE id = ANY (CAST(:ids AS bigint[]));
 
 -- name: queue-stats
--- Counts by state per queue, how long the oldest due pending item has waited, and whether the
--- queue is paused. A queue with a policy and no items is listed too.
-SELECT coalesce(s.queue, p.queue) AS queue,
-       coalesce(s.pending, 0) AS pending, coalesce(s.sending, 0) AS sending,
-       coalesce(s.done, 0) AS done, coalesce(s.failed, 0) AS failed,
-       coalesce(s.cancelled, 0) AS cancelled, s.oldest_due_pending_age_seconds,
+-- Per queue: live items by state, how long the oldest due pending item has waited, how many
+-- pending items come due within the next minute, and whether claims are paused. Only the live
+-- states are read, each through its own index (item_claimable, item_lease_expiry,
+-- item_state_newest), so the cost follows the live items and never the done, cancelled and
+-- pruned rows, however many the table holds. A queue with a policy and no live items is listed.
+WITH live AS (
+  SELECT queue, count(*) AS pending, 0 AS sending, 0 AS failed,
+         min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due,
+         count(*) FILTER (WHERE run_at > now() AND run_at <= now() + interval '1 minute')
+           AS due_next_minute
+  FROM item WHERE state = 'pending' GROUP BY queue
+  UNION ALL
+  SELECT queue, 0, count(*), 0, NULL, 0 FROM item WHERE state = 'sending' GROUP BY queue
+  UNION ALL
+  SELECT queue, 0, 0, count(*), NULL, 0 FROM item WHERE state = 'failed' GROUP BY queue
+),
+per_queue AS (
+  SELECT queue, sum(pending) AS pending, sum(sending) AS sending, sum(failed) AS failed,
+         min(oldest_due) AS oldest_due, sum(due_next_minute) AS due_next_minute
+  FROM live GROUP BY queue
+)
+SELECT coalesce(q.queue, p.queue) AS queue,
+       coalesce(q.pending, 0) AS pending, coalesce(q.sending, 0) AS sending,
+       coalesce(q.failed, 0) AS failed, coalesce(q.due_next_minute, 0) AS due_next_minute,
+       extract(epoch FROM now() - q.oldest_due) AS oldest_due_pending_age_seconds,
        coalesce(p.paused, false) AS paused
-FROM (
-  SELECT queue,
-         count(*) FILTER (WHERE state = 'pending') AS pending,
-         count(*) FILTER (WHERE state = 'sending') AS sending,
-         count(*) FILTER (WHERE state = 'done') AS done,
-         count(*) FILTER (WHERE state = 'failed') AS failed,
-         count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
-         extract(epoch FROM now() - min(run_at) FILTER (
-             WHERE state = 'pending' AND run_at <= now())) AS oldest_due_pending_age_seconds
-  FROM item
-  WHERE pruned_at IS NULL
-  GROUP BY queue
-) s
-FULL JOIN queue_policy p ON p.queue = s.queue
+FROM per_queue q
+FULL JOIN queue_policy p ON p.queue = q.queue
 ORDER BY 1;
 
 -- name: dead-rows

@@ -64,6 +64,15 @@ public final class Api {
     return json().body(body).post("/v1/items/{id}/heartbeat", id);
   }
 
+  /** Waits up to 6 s for the item to reach the state (the reaper runs every second in tests). */
+  public static void awaitState(String id, String state) throws InterruptedException {
+    java.time.Instant deadline = java.time.Instant.now().plusSeconds(6);
+    while (!state.equals(item(id).path("state")) && java.time.Instant.now().isBefore(deadline)) {
+      Thread.sleep(100);
+    }
+    item(id).then().body("state", equalTo(state));
+  }
+
   public static Response item(String id) {
     return given().get("/v1/items/{id}", id);
   }

@@ -26,11 +26,12 @@ class LayersTest {
   private static final Map<String, Set<String>> MAY_USE =
       Map.of(
           "api", Set.of("longpoll", "queue", "store", "security", "config"),
-          "longpoll", Set.of("queue", "store", "config"),
-          "queue", Set.of("store", "policy", "config"),
+          "longpoll", Set.of("queue", "metrics", "store", "config"),
+          "queue", Set.of("metrics", "store", "policy", "config"),
+          "metrics", Set.of("store", "config"),
           "store", Set.of("config"),
           "policy", Set.of(),
-          "maintenance", Set.of("store", "config"),
+          "maintenance", Set.of("metrics", "store", "config"),
           "security", Set.of("config"),
           "config", Set.of());
 

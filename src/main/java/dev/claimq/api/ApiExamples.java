@@ -80,6 +80,6 @@ final class ApiExamples {
   static final String QUEUES =
       """
       {"queues": [{"queue": "emails",
-        "counts": {"pending": 12, "sending": 2, "done": 340, "failed": 1, "cancelled": 0},
+        "counts": {"pending": 12, "sending": 2, "failed": 1}, "dueNextMinute": 4,
         "oldestDuePendingAgeSeconds": 3.2, "paused": false}]}""";
 }

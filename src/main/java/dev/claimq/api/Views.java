@@ -164,15 +164,27 @@ public final class Views {
 
   @Schema(
       name = "StateCounts",
-      requiredProperties = {"pending", "sending", "done", "failed", "cancelled"})
-  public record StateCounts(long pending, long sending, long done, long failed, long cancelled) {}
+      description =
+          "Live items by state. Done and cancelled items are not counted: their number only"
+              + " grows, and counting it would cost a scan of the table (throughput is in the"
+              + " metrics).",
+      requiredProperties = {"pending", "sending", "failed"})
+  public record StateCounts(long pending, long sending, long failed) {}
 
   @Schema(
       name = "Queue",
-      requiredProperties = {"queue", "counts", "oldestDuePendingAgeSeconds", "paused"})
+      requiredProperties = {
+        "queue",
+        "counts",
+        "dueNextMinute",
+        "oldestDuePendingAgeSeconds",
+        "paused"
+      })
   public record QueueView(
       String queue,
       StateCounts counts,
+      @Schema(description = "Pending items that come due within the next minute.")
+          long dueNextMinute,
       @Schema(
               description =
                   "Seconds the oldest due pending item has waited; null when none is due.",
@@ -184,8 +196,8 @@ public final class Views {
     static QueueView of(QueueStats stats) {
       return new QueueView(
           stats.queue(),
-          new StateCounts(
-              stats.pending(), stats.sending(), stats.done(), stats.failed(), stats.cancelled()),
+          new StateCounts(stats.pending(), stats.sending(), stats.failed()),
+          stats.dueNextMinute(),
           stats.oldestDuePendingAgeSeconds(),
           stats.paused());
     }

@@ -31,6 +31,25 @@ public interface ClaimqConfig {
 
   Vacuum vacuum();
 
+  Metrics metrics();
+
+  interface Metrics {
+    /**
+     * How many queues get a label of their own; the rest are reported together as {@code _other},
+     * so a service with many queues cannot swamp the metrics store.
+     */
+    @WithDefault("100")
+    int maxQueues();
+
+    /**
+     * How often each instance samples the queues' live counts for the gauges (one statement over
+     * the live states' partial indexes), so a scrape reads memory and costs the same however large
+     * the table.
+     */
+    @WithDefault("5s")
+    String sampleInterval();
+  }
+
   interface Auth {
     /** Off only where the network itself keeps strangers out; the log says so loudly. */
     @WithDefault("true")

@@ -1,5 +1,6 @@
 package dev.claimq.longpoll;
 
+import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.queue.BatchService;
 import dev.claimq.queue.WorkService;
 import dev.claimq.store.Item;
@@ -19,11 +20,13 @@ public class ClaimOrWait {
   private final WorkService work;
   private final BatchService batches;
   private final ParkedClaims waiters;
+  private final QueueMetrics metrics;
 
-  ClaimOrWait(WorkService work, BatchService batches, ParkedClaims waiters) {
+  ClaimOrWait(WorkService work, BatchService batches, ParkedClaims waiters, QueueMetrics metrics) {
     this.work = work;
     this.batches = batches;
     this.waiters = waiters;
+    this.metrics = metrics;
   }
 
   /** Up to {@code max} items (one when max is null), waiting up to {@code wait} for the first. */
@@ -33,7 +36,17 @@ public class ClaimOrWait {
         max == null
             ? () -> work.claimNext(queue, worker, leaseSeconds).stream().toList()
             : () -> batches.claimNext(queue, worker, leaseSeconds, max);
-    return attempt(queue, attempt, System.nanoTime() + wait.toNanos());
+    long start = System.nanoTime();
+    return attempt(queue, attempt, start + wait.toNanos())
+        .invoke(
+            claims -> {
+              if (claims.isEmpty()) {
+                metrics.claimEmpty(queue);
+              }
+              if (!wait.isZero()) {
+                metrics.longPollWaited(Duration.ofNanos(System.nanoTime() - start));
+              }
+            });
   }
 
   private Uni<List<Item>> attempt(String queue, Supplier<List<Item>> attempt, long deadline) {

@@ -1,5 +1,6 @@
 package dev.claimq.longpoll;
 
+import dev.claimq.metrics.QueueMetrics;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,6 +19,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 @ApplicationScoped
 public class ParkedClaims {
   private final Map<String, Queue<UniEmitter<? super Boolean>>> waiting = new ConcurrentHashMap<>();
+
+  ParkedClaims(QueueMetrics metrics) {
+    metrics.parked(this, ParkedClaims::parked);
+  }
 
   /** Completes with true when woken, false when the timeout passes first. */
   public Uni<Boolean> await(String queue, Duration timeout) {

@@ -1,8 +1,10 @@
 package dev.claimq.maintenance;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.store.ItemRepository;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Map;
 import org.jboss.logging.Logger;
 
 /**
@@ -14,21 +16,31 @@ public class LeaseReaper {
   private static final Logger LOG = Logger.getLogger(LeaseReaper.class);
 
   private final ItemRepository items;
+  private final QueueMetrics metrics;
   private final int batchSize;
 
-  LeaseReaper(ItemRepository items, ClaimqConfig config) {
+  LeaseReaper(ItemRepository items, QueueMetrics metrics, ClaimqConfig config) {
     this.items = items;
+    this.metrics = metrics;
     this.batchSize = config.reaper().batchSize();
   }
 
-  /** Releases expired claims a batch at a time (each its own transaction) until one is short. */
-  public void releaseExpiredLeases() {
+  /**
+   * Releases expired claims a batch at a time (each its own transaction) until one is short;
+   * returns how many.
+   */
+  public int releaseExpiredLeases() {
+    int total = 0;
     int released;
     do {
-      released = items.reapExpiredLeases(batchSize);
+      Map<String, Integer> byQueue = items.reapExpiredLeases(batchSize);
+      byQueue.forEach(metrics::leasesExpired);
+      released = byQueue.values().stream().mapToInt(Integer::intValue).sum();
       if (released > 0) {
         LOG.infof("released %d expired claims", released);
       }
+      total += released;
     } while (released == batchSize);
+    return total;
   }
 }

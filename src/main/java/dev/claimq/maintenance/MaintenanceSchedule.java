@@ -1,13 +1,20 @@
 package dev.claimq.maintenance;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.store.DatabaseErrors;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduler;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.jboss.logging.Logger;
 
 /**
@@ -17,9 +24,16 @@ import org.jboss.logging.Logger;
  * line when it ends, not a stack trace every run. The jobs themselves only say what one run does.
  */
 @Singleton
-class MaintenanceSchedule {
+public class MaintenanceSchedule {
   // The values Quarkus's own @Scheduled(every) takes for "never".
   private static final Set<String> OFF = Set.of("off", "disabled");
+
+  private final QueueMetrics metrics;
+  private final Map<String, Instant> lastRuns = new ConcurrentHashMap<>();
+
+  MaintenanceSchedule(QueueMetrics metrics) {
+    this.metrics = metrics;
+  }
 
   void start(
       @Observes StartupEvent started,
@@ -27,18 +41,27 @@ class MaintenanceSchedule {
       ClaimqConfig config,
       LeaseReaper reaper,
       Retention retention,
-      Vacuum vacuum) {
-    schedule(
-        scheduler, "lease reaper", config.reaper().interval(), "0s", reaper::releaseExpiredLeases);
+      Vacuum vacuum,
+      QueueSampler sampler) {
+    schedule(scheduler, REAPER, config.reaper().interval(), "0s", reaper::releaseExpiredLeases);
     schedule(scheduler, "retention", config.retention().interval(), "10s", retention::prune);
     if (config.vacuum().enabled()) {
       String interval = config.vacuum().interval();
       schedule(scheduler, "vacuum", interval, interval, vacuum::vacuumIfNeeded);
     }
+    schedule(scheduler, "sampler", config.metrics().sampleInterval(), "0s", sampler::sample);
   }
 
-  private static void schedule(
-      Scheduler scheduler, String name, String interval, String firstDelay, Runnable run) {
+  /** The job whose runs health watches: without it, expired claims are never released. */
+  public static final String REAPER = "reaper";
+
+  /** When the job last ran to the end on this instance; empty before its first run. */
+  public Optional<Instant> lastRun(String job) {
+    return Optional.ofNullable(lastRuns.get(job));
+  }
+
+  private void schedule(
+      Scheduler scheduler, String name, String interval, String firstDelay, LongSupplier run) {
     if (OFF.contains(interval)) {
       return;
     }
@@ -54,21 +77,24 @@ class MaintenanceSchedule {
   }
 
   /** One job's runs, and whether the last one found the database away. */
-  private static final class Job {
+  private final class Job {
     private static final Logger LOG = Logger.getLogger(MaintenanceSchedule.class);
 
     private final String name;
-    private final Runnable body;
+    private final LongSupplier body;
     private volatile boolean databaseAway;
 
-    Job(String name, Runnable body) {
+    Job(String name, LongSupplier body) {
       this.name = name;
       this.body = body;
     }
 
     void run() {
       try {
-        body.run();
+        long start = System.nanoTime();
+        long rows = body.getAsLong();
+        metrics.maintenanceRan(name, Duration.ofNanos(System.nanoTime() - start), rows);
+        lastRuns.put(name, Instant.now());
         if (databaseAway) {
           databaseAway = false;
           LOG.infof("%s: the database is back", name);

@@ -26,17 +26,20 @@ public class Vacuum {
     this.config = config.vacuum();
   }
 
-  /** Vacuums the item table when it has claimq.vacuum.dead-rows dead rows; says whether it did. */
-  public boolean vacuumIfNeeded() {
+  /**
+   * Vacuums the item table when it has claimq.vacuum.dead-rows dead rows; returns the dead rows it
+   * found when it did, 0 when it did not.
+   */
+  public long vacuumIfNeeded() {
     long dead = items.deadRows();
     if (dead < config.deadRows()) {
-      return false;
+      return 0;
     }
     long start = System.nanoTime();
     items.vacuum();
     LOG.debugf(
         "vacuumed the item table (%d dead rows) in %d ms",
         dead, (System.nanoTime() - start) / 1_000_000);
-    return true;
+    return dead;
   }
 }

@@ -101,6 +101,7 @@ public class BatchService {
         Comparator.comparingInt((Item item) -> -item.priority)
             .thenComparing(item -> item.runAt)
             .thenComparingLong(item -> item.id));
+    claimed.forEach(work::claimed);
     return claimed;
   }
 
@@ -122,6 +123,8 @@ public class BatchService {
       // decides that (rare, so one statement of its own each is no cost to the batch).
       if (answer.outcome() == Outcome.STALE_CLAIM && entry.externalRef() != null) {
         answer = work.complete(entry.id(), entry.claimToken(), entry.externalRef(), actor);
+      } else {
+        work.counted(answer, entry.externalRef());
       }
       answers.add(answer);
     }
@@ -156,8 +159,13 @@ public class BatchService {
     return entries.stream()
         .map(
             entry ->
-                answer(
-                    rows.get(entry.id()), entry.claimToken(), ItemState.PENDING, ItemState.FAILED))
+                work.counted(
+                    answer(
+                        rows.get(entry.id()),
+                        entry.claimToken(),
+                        ItemState.PENDING,
+                        ItemState.FAILED),
+                    null))
         .toList();
   }
 

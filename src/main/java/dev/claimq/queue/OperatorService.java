@@ -1,5 +1,6 @@
 package dev.claimq.queue;
 
+import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.store.Attempt;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemAction;
@@ -20,9 +21,19 @@ public class OperatorService {
   public record Page(List<Item> items, Long nextBeforeId) {}
 
   private final ItemRepository items;
+  private final QueueMetrics metrics;
 
-  OperatorService(ItemRepository items) {
+  OperatorService(ItemRepository items, QueueMetrics metrics) {
     this.items = items;
+    this.metrics = metrics;
+  }
+
+  /** Counts an operator's action that took effect. */
+  private Answer counted(Answer answer, String action) {
+    if (answer.outcome() == Outcome.CHANGED || answer.outcome() == Outcome.RETRIED_PAST_HORIZON) {
+      metrics.operatorAction(answer.item().queue, action);
+    }
+    return answer;
   }
 
   // Browsing reads through Hibernate, which wants a transaction around its session.
@@ -54,6 +65,10 @@ public class OperatorService {
    * when past it and not forced; NOT_RETRYABLE (not failed or cancelled) or NOT_FOUND.
    */
   public Answer retry(long id, boolean force, String actor) {
+    return counted(retried(id, force, actor), "retry");
+  }
+
+  private Answer retried(long id, boolean force, String actor) {
     return items
         .retry(id, force, actor)
         .map(
@@ -75,21 +90,28 @@ public class OperatorService {
 
   /** CHANGED, NOT_CANCELLABLE (not pending or failed) or NOT_FOUND. */
   public Answer cancel(long id, String actor) {
-    return items
-        .cancel(id, actor)
-        .map(
-            row ->
-                new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_CANCELLABLE, row.item()))
-        .orElseGet(Answer::notFound);
+    return counted(
+        items
+            .cancel(id, actor)
+            .map(
+                row ->
+                    new Answer(
+                        row.changed() ? Outcome.CHANGED : Outcome.NOT_CANCELLABLE, row.item()))
+            .orElseGet(Answer::notFound),
+        "cancel");
   }
 
   /** CHANGED (done by hand), NOT_RESOLVABLE (not failed) or NOT_FOUND. */
   public Answer resolve(long id, String externalRef, String note, String actor) {
-    return items
-        .resolve(id, externalRef, note, actor)
-        .map(
-            row -> new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_RESOLVABLE, row.item()))
-        .orElseGet(Answer::notFound);
+    return counted(
+        items
+            .resolve(id, externalRef, note, actor)
+            .map(
+                row ->
+                    new Answer(
+                        row.changed() ? Outcome.CHANGED : Outcome.NOT_RESOLVABLE, row.item()))
+            .orElseGet(Answer::notFound),
+        "resolve");
   }
 
   public List<QueueStats> queues() {

@@ -1,6 +1,7 @@
 package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.policy.Backoff;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.QueueAction;
@@ -36,13 +37,19 @@ public class QueuePolicies {
   private final Event<ItemsEnqueued> claimable;
   private final ClaimqConfig config;
   private final WorkService work;
+  private final QueueMetrics metrics;
 
   QueuePolicies(
-      ItemRepository items, Event<ItemsEnqueued> claimable, ClaimqConfig config, WorkService work) {
+      ItemRepository items,
+      Event<ItemsEnqueued> claimable,
+      ClaimqConfig config,
+      WorkService work,
+      QueueMetrics metrics) {
     this.items = items;
     this.claimable = claimable;
     this.config = config;
     this.work = work;
+    this.metrics = metrics;
   }
 
   /** The queue's policy as set: one with every setting null (the defaults) when none was. */
@@ -68,7 +75,9 @@ public class QueuePolicies {
         && schedule.worstCaseSeconds() > policy.providerKeyTtlSeconds) {
       return new Change(Outcome.POLICY_DOES_NOT_FIT, policy, schedule);
     }
-    return new Change(Outcome.CHANGED, items.setPolicy(policy, asSent, actor), schedule);
+    QueuePolicy set = items.setPolicy(policy, asSent, actor);
+    metrics.operatorAction(set.queue, "policy");
+    return new Change(Outcome.CHANGED, set, schedule);
   }
 
   /** Every attempt's whole lease plus every backoff at its ceiling, with the policy's settings. */
@@ -104,12 +113,15 @@ public class QueuePolicies {
 
   /** Claims of the queue answer 204 until it is resumed; enqueues are still accepted. */
   public QueuePolicy pause(String queue, String actor) {
-    return items.setPaused(queue, true, actor);
+    QueuePolicy policy = items.setPaused(queue, true, actor);
+    metrics.operatorAction(queue, "pause");
+    return policy;
   }
 
   /** Claims resume, and parked long-polls of the queue are woken at once. */
   public QueuePolicy resume(String queue, String actor) {
     QueuePolicy policy = items.setPaused(queue, false, actor);
+    metrics.operatorAction(queue, "resume");
     claimable.fire(new ItemsEnqueued(queue));
     return policy;
   }

@@ -1,6 +1,7 @@
 package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.policy.Backoff;
 import dev.claimq.policy.FailureReason;
 import dev.claimq.store.Item;
@@ -8,6 +9,7 @@ import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemRepository.Changed;
 import dev.claimq.store.ItemState;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -18,10 +20,12 @@ import java.util.concurrent.ThreadLocalRandom;
 @ApplicationScoped
 public class WorkService {
   private final ItemRepository items;
+  private final QueueMetrics metrics;
   private final Backoff backoff;
 
-  WorkService(ItemRepository items, ClaimqConfig config) {
+  WorkService(ItemRepository items, QueueMetrics metrics, ClaimqConfig config) {
     this.items = items;
+    this.metrics = metrics;
     this.backoff = new Backoff(config.retry().backoffBase(), config.retry().backoffCap());
   }
 
@@ -30,17 +34,63 @@ public class WorkService {
    * worker's), NOT_CLAIMED when another worker won or it is not due, or NOT_FOUND.
    */
   public Answer claim(long id, String worker, Integer leaseSeconds) {
-    return items
-        .claim(id, ClaimTokens.next(), worker, leaseSeconds)
-        .map(row -> new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_CLAIMED, row.item()))
-        .orElseGet(Answer::notFound);
+    Answer answer =
+        items
+            .claim(id, ClaimTokens.next(), worker, leaseSeconds)
+            .map(
+                row ->
+                    new Answer(row.changed() ? Outcome.CHANGED : Outcome.NOT_CLAIMED, row.item()))
+            .orElseGet(Answer::notFound);
+    if (answer.outcome() == Outcome.CHANGED) {
+      claimed(answer.item());
+    } else if (answer.outcome() == Outcome.NOT_CLAIMED) {
+      metrics.claimLost(answer.item().queue);
+    }
+    return answer;
   }
 
   /**
    * Claims the queue's next due item (its claimToken is this worker's); empty when there is none.
    */
   public Optional<Item> claimNext(String queue, String worker, Integer leaseSeconds) {
-    return items.claimNext(queue, ClaimTokens.next(), worker, leaseSeconds);
+    Optional<Item> item = items.claimNext(queue, ClaimTokens.next(), worker, leaseSeconds);
+    item.ifPresent(this::claimed);
+    return item;
+  }
+
+  /** Counts a won claim, with how long the item had been due (both times the database's). */
+  void claimed(Item item) {
+    metrics.claimed(item.queue, Duration.between(item.runAt, item.updatedAt));
+  }
+
+  /**
+   * Counts what a report did: a complete or fail that finished the item (with how long its claim
+   * held it), a late success, or a stale report.
+   */
+  Answer counted(Answer answer, String externalRef) {
+    Item item = answer.item();
+    switch (answer.outcome()) {
+      case CHANGED -> {
+        Duration held =
+            item.heldSince == null ? null : Duration.between(item.heldSince, item.updatedAt);
+        switch (item.state) {
+          case DONE -> metrics.completed(item.queue, held);
+          case PENDING, FAILED -> metrics.failed(item.queue, item.state == ItemState.PENDING, held);
+          default -> {} // a heartbeat or an intent: the claim goes on
+        }
+      }
+      case LATE_SUCCESS -> {
+        metrics.staleReport(item.queue);
+        // Done already with another reference: the send went out twice.
+        metrics.lateSuccess(
+            item.queue,
+            item.state == ItemState.DONE
+                && !java.util.Objects.equals(item.externalRef, externalRef));
+      }
+      case STALE_CLAIM -> metrics.staleReport(item.queue);
+      default -> {}
+    }
+    return answer;
   }
 
   /**
@@ -51,9 +101,9 @@ public class WorkService {
   public Answer complete(long id, String token, String externalRef, String actor) {
     Optional<Changed> row = items.complete(id, token, externalRef, actor);
     if (row.isPresent() && row.get().late()) {
-      return new Answer(Outcome.LATE_SUCCESS, row.get().item());
+      return counted(new Answer(Outcome.LATE_SUCCESS, row.get().item()), externalRef);
     }
-    return finish(row, token, ItemState.DONE);
+    return counted(finish(row, token, ItemState.DONE), externalRef);
   }
 
   /**
@@ -70,20 +120,22 @@ public class WorkService {
       boolean sentUnknown,
       Long retryAfterSeconds,
       String actor) {
-    return finish(
-        items.fail(
-            id,
+    return counted(
+        finish(
+            items.fail(
+                id,
+                token,
+                FailureReason.sanitize(error),
+                retryable,
+                sentUnknown,
+                retryAfterSeconds != null
+                    ? delays(retryAfterSeconds, null)
+                    : delays(null, items.backoffOf(java.util.List.of(id)).get(id)),
+                actor),
             token,
-            FailureReason.sanitize(error),
-            retryable,
-            sentUnknown,
-            retryAfterSeconds != null
-                ? delays(retryAfterSeconds, null)
-                : delays(null, items.backoffOf(java.util.List.of(id)).get(id)),
-            actor),
-        token,
-        ItemState.PENDING,
-        ItemState.FAILED);
+            ItemState.PENDING,
+            ItemState.FAILED),
+        null);
   }
 
   /**
@@ -115,7 +167,7 @@ public class WorkService {
 
   /** Extends the lease of a current claim; by its original length when none is given. */
   public Answer heartbeat(long id, String token, Integer leaseSeconds) {
-    return finish(items.heartbeat(id, token, leaseSeconds), token);
+    return counted(finish(items.heartbeat(id, token, leaseSeconds), token), null);
   }
 
   /**
@@ -123,7 +175,7 @@ public class WorkService {
    * NOT_FOUND.
    */
   public Answer intent(long id, String token) {
-    return finish(items.intent(id, token), token);
+    return counted(finish(items.intent(id, token), token), null);
   }
 
   /**
@@ -132,18 +184,25 @@ public class WorkService {
    * stays this worker's), STALE_CLAIM or NOT_FOUND.
    */
   public Answer release(long id, String token, long delaySeconds, String actor) {
-    return items
-        .release(id, token, delaySeconds, actor)
-        .map(
-            row -> {
-              Item item = row.item();
-              boolean mine = token.equals(item.claimToken);
-              if (!row.changed() && mine && item.state == ItemState.SENDING) {
-                return new Answer(Outcome.RELEASE_LIMIT, item);
-              }
-              return finish(row, token, ItemState.PENDING);
-            })
-        .orElseGet(Answer::notFound);
+    Answer answer =
+        items
+            .release(id, token, delaySeconds, actor)
+            .map(
+                row -> {
+                  Item item = row.item();
+                  boolean mine = token.equals(item.claimToken);
+                  if (!row.changed() && mine && item.state == ItemState.SENDING) {
+                    return new Answer(Outcome.RELEASE_LIMIT, item);
+                  }
+                  return finish(row, token, ItemState.PENDING);
+                })
+            .orElseGet(Answer::notFound);
+    if (answer.outcome() == Outcome.CHANGED) {
+      metrics.released(answer.item().queue);
+    } else if (answer.outcome() == Outcome.STALE_CLAIM) {
+      metrics.staleReport(answer.item().queue);
+    }
+    return answer;
   }
 
   private static Answer finish(Optional<Changed> row, String token, ItemState... replayStates) {

@@ -99,4 +99,7 @@ public class Item {
   @Transient public Boolean possiblySent;
 
   @Transient public java.util.List<Attempt> priorAttempts;
+
+  /** Set on an item a complete or fail just finished: when the finished claim began. */
+  @Transient public Instant heldSince;
 }

@@ -267,7 +267,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("token", token)
         .set("externalRef", externalRef)
         .set("actor", actor)
-        .list(row -> new Changed(row.getBoolean("changed"), row.getBoolean("late"), ITEMS.map(row)))
+        .list(row -> new Changed(row.getBoolean("changed"), row.getBoolean("late"), finished(row)))
         .stream()
         .reduce(ItemRepository::onlyOne);
   }
@@ -284,16 +284,19 @@ public class ItemRepository implements PanacheRepository<Item> {
       boolean sentUnknown,
       long[] delays,
       String actor) {
-    return single(
-        FAIL.on(dataSource)
-            .set("id", id)
-            .set("token", token)
-            .set("error", error)
-            .set("retryable", retryable)
-            .set("sentUnknown", sentUnknown)
-            .set("delays", bigintArray(delays))
-            .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
-            .set("actor", actor));
+    return FAIL
+        .on(dataSource)
+        .set("id", id)
+        .set("token", token)
+        .set("error", error)
+        .set("retryable", retryable)
+        .set("sentUnknown", sentUnknown)
+        .set("delays", bigintArray(delays))
+        .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
+        .set("actor", actor)
+        .list(row -> new Changed(row.getBoolean("changed"), finished(row)))
+        .stream()
+        .reduce(ItemRepository::onlyOne);
   }
 
   /** Completes every entry whose token is its item's current claim; answers every named item. */
@@ -302,7 +305,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .on(dataSource)
         .set("batch", batchJson)
         .set("actor", actor)
-        .list(ItemRepository::changed);
+        .list(row -> new Changed(row.getBoolean("changed"), finished(row)));
   }
 
   /** Records every entry's failure whose token is its item's current claim; answers every item. */
@@ -312,7 +315,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("batch", batchJson)
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("actor", actor)
-        .list(ItemRepository::changed);
+        .list(row -> new Changed(row.getBoolean("changed"), finished(row)));
   }
 
   /** Records the current attempt's send intent; empty when there is no such item. */
@@ -434,15 +437,16 @@ public class ItemRepository implements PanacheRepository<Item> {
     return single(CANCEL.on(dataSource).set("id", id).set("actor", actor));
   }
 
-  /** Releases up to {@code batchSize} expired claims; returns how many. */
-  public int reapExpiredLeases(int batchSize) {
-    return REAP_EXPIRED_LEASES
+  /** Releases up to {@code batchSize} expired claims; returns how many, by queue. */
+  public Map<String, Integer> reapExpiredLeases(int batchSize) {
+    Map<String, Integer> released = new java.util.TreeMap<>();
+    REAP_EXPIRED_LEASES
         .on(dataSource)
         .set("batchSize", batchSize)
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("defaultCrashLoopAfter", defaultCrashLoopAfter)
-        .list(row -> row.getInt(1))
-        .get(0);
+        .list(row -> released.put(row.getString("queue"), row.getInt("released")));
+    return released;
   }
 
   /** Makes tombstones of up to {@code batchSize} done or cancelled items past the keep time. */
@@ -492,9 +496,8 @@ public class ItemRepository implements PanacheRepository<Item> {
                   row.getString("queue"),
                   row.getLong("pending"),
                   row.getLong("sending"),
-                  row.getLong("done"),
                   row.getLong("failed"),
-                  row.getLong("cancelled"),
+                  row.getLong("due_next_minute"),
                   age == null ? null : age.doubleValue(),
                   row.getBoolean("paused"));
             });
@@ -577,6 +580,14 @@ public class ItemRepository implements PanacheRepository<Item> {
   /** A statement on one row answers with one row or none: more is a bug, not an answer. */
   private static <T> T onlyOne(T first, T second) {
     throw new IllegalStateException("a single-row statement answered with more than one row");
+  }
+
+  /** A row of a complete or fail, with held_since: when the claim it finished began. */
+  private static Item finished(ResultSet row) throws SQLException {
+    Item item = ITEMS.map(row);
+    java.time.OffsetDateTime since = row.getObject("held_since", java.time.OffsetDateTime.class);
+    item.heldSince = since == null ? null : since.toInstant();
+    return item;
   }
 
   private static Changed changed(ResultSet row) throws SQLException {

@@ -1,15 +1,15 @@
 package dev.claimq.store;
 
 /**
- * Counts by state of one queue, how long its oldest due item has waited (null if none), and whether
- * its claims are paused.
+ * One queue's live items by state, how many pending items come due within the next minute, how long
+ * its oldest due item has waited (null if none), and whether its claims are paused. Done and
+ * cancelled items are not counted: their number only grows, and counting it would cost a scan.
  */
 public record QueueStats(
     String queue,
     long pending,
     long sending,
-    long done,
     long failed,
-    long cancelled,
+    long dueNextMinute,
     Double oldestDuePendingAgeSeconds,
     boolean paused) {}

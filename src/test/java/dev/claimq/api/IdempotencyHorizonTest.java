@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.awaitState;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.fail;
@@ -7,7 +8,6 @@ import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
-import static dev.claimq.api.SendSafetyTest.awaitState;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.awaitState;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueued;
@@ -9,7 +10,6 @@ import static dev.claimq.Api.item;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static dev.claimq.api.SendSafetyTest.attempts;
-import static dev.claimq.api.SendSafetyTest.awaitState;
 import static dev.claimq.api.SendSafetyTest.intent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;

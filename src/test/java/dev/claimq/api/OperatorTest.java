@@ -189,11 +189,20 @@ class OperatorTest extends AsAdmin {
   }
 
   @Test
-  void queues_counts_items_by_state_and_ages_the_oldest_due_item() {
+  void queues_counts_live_items_by_state_and_ages_the_oldest_due_item() {
     String queue = uniqueQueue("stats");
     enqueued(queue, Map.of("dedupeKey", "old", "payload", 1, "runAt", "2020-01-01T00:00:00Z"));
     enqueued(queue, "due", 1);
     enqueued(queue, Map.of("dedupeKey", "later", "payload", 1, "runAt", "2099-01-01T00:00:00Z"));
+    String soon =
+        java.time.Instant.now()
+            .plusSeconds(30)
+            .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+            .toString();
+    enqueued(queue, Map.of("dedupeKey", "soon", "payload", 1, "runAt", soon));
+    String done = enqueued(queue, "done", 1);
+    Response claimed = claim(done, Map.of());
+    complete(done, Map.of("claimToken", claimed.path("claimToken"))).then().statusCode(200);
     String sending = enqueued(queue, Map.of("dedupeKey", "x", "payload", 1, "priority", 5));
     claimedNext(queue, "w").then().body("id", equalTo(sending));
 
@@ -202,9 +211,11 @@ class OperatorTest extends AsAdmin {
     String path = "queues.find { it.queue == '" + queue + "' }";
     queues
         .then()
-        .body(path + ".counts.pending", equalTo(3))
+        .body(path + ".counts.pending", equalTo(4))
         .body(path + ".counts.sending", equalTo(1))
-        .body(path + ".counts.done", equalTo(0))
+        .body(path + ".counts.failed", equalTo(0))
+        .body(path + ".counts", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("done")))
+        .body(path + ".dueNextMinute", equalTo(1))
         .body(path + ".oldestDuePendingAgeSeconds", notNullValue());
     float age = queues.path(path + ".oldestDuePendingAgeSeconds");
     assertThat(age).isGreaterThan(60 * 60 * 24 * 365f);

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.awaitState;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.fail;
@@ -173,11 +174,4 @@ class SendSafetyTest extends AsAdmin {
   }
 
   /** Waits (up to 6 s: a 1 s lease and a reaper every second) for the item to reach the state. */
-  static void awaitState(String id, String state) throws InterruptedException {
-    Instant deadline = Instant.now().plusSeconds(6);
-    while (!state.equals(item(id).path("state")) && Instant.now().isBefore(deadline)) {
-      Thread.sleep(100);
-    }
-    item(id).then().body("state", equalTo(state));
-  }
 }

@@ -42,7 +42,7 @@ class VacuumTest extends AsAdmin {
     // Autovacuum, should it pick the table now, would make this VACUUM skip it (SKIP_LOCKED).
     execute("ALTER TABLE item SET (autovacuum_enabled = false)");
     try {
-      vacuumed = vacuum.vacuumIfNeeded();
+      vacuumed = vacuum.vacuumIfNeeded() > 0;
     } finally {
       execute("ALTER TABLE item RESET (autovacuum_enabled)");
     }
@@ -53,7 +53,7 @@ class VacuumTest extends AsAdmin {
     assertThat(pagesBefore).isGreaterThan(20);
     assertThat(claimIndexPagesRead(queue)).isLessThan(8);
     // Right after a VACUUM the count is back near zero, so the next look does nothing.
-    assertThat(vacuum.vacuumIfNeeded()).isFalse();
+    assertThat(vacuum.vacuumIfNeeded()).isZero();
   }
 
   /** Runs a statement, then flushes this session's statistics so the dead rows show at once. */

@@ -1,0 +1,183 @@
+package dev.claimq.metrics;
+
+import dev.claimq.config.ClaimqConfig;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import jakarta.inject.Singleton;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * claimq's flow meters: what happened to work, per queue. The queue is the one free label, and a
+ * bounded one: the first {@code claimq.metrics.max-queues} queues seen get their own, the rest
+ * share {@code _other}, so a service with thousands of queues cannot swamp the metrics store.
+ */
+@Singleton
+public class QueueMetrics {
+  /** The label every queue past the bound shares. */
+  public static final String OTHER = "_other";
+
+  private static final Duration[] WAIT_BUCKETS =
+      millis(10, 50, 100, 500, 1_000, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000);
+  private static final Duration[] PROCESSING_BUCKETS =
+      millis(10, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000);
+  private static final Duration[] LONG_POLL_BUCKETS = millis(10, 100, 1_000, 5_000, 10_000, 20_000);
+
+  private final MeterRegistry registry;
+  private final int maxQueues;
+  private final Set<String> named = ConcurrentHashMap.newKeySet();
+  private final Map<String, AtomicLong> lastRuns = new ConcurrentHashMap<>();
+
+  @jakarta.inject.Inject
+  QueueMetrics(MeterRegistry registry, ClaimqConfig config) {
+    this(registry, config.metrics().maxQueues());
+  }
+
+  QueueMetrics(MeterRegistry registry, int maxQueues) {
+    this.registry = registry;
+    this.maxQueues = maxQueues;
+  }
+
+  /** The queue's label: its name while the bound allows, else {@link #OTHER}. */
+  public String label(String queue) {
+    if (named.contains(queue)) {
+      return queue;
+    }
+    synchronized (named) {
+      if (named.size() < maxQueues) {
+        named.add(queue);
+        return queue;
+      }
+    }
+    return named.contains(queue) ? queue : OTHER;
+  }
+
+  /** Items claimed, each with how long it had been due. */
+  public void claimed(String queue, Duration dueFor) {
+    count("claimq.claims", queue, "result", "won", 1);
+    Timer.builder("claimq.queue.wait")
+        .description("From due to claimed")
+        .tags("queue", label(queue))
+        .serviceLevelObjectives(WAIT_BUCKETS)
+        .register(registry)
+        .record(dueFor.isNegative() ? Duration.ZERO : dueFor);
+  }
+
+  /** A claim-next that found nothing to claim (204). */
+  public void claimEmpty(String queue) {
+    count("claimq.claims", queue, "result", "empty", 1);
+  }
+
+  /** A claim by id that another worker won, or of an item not claimable (204). */
+  public void claimLost(String queue) {
+    count("claimq.claims", queue, "result", "lost", 1);
+  }
+
+  /** An item completed, held for {@code held} since its claim. */
+  public void completed(String queue, Duration held) {
+    count("claimq.completes", queue, null, null, 1);
+    processing(queue, held);
+  }
+
+  /** An item failed: back to pending for a retry, or failed for good. */
+  public void failed(String queue, boolean retried, Duration held) {
+    count("claimq.fails", queue, "outcome", retried ? "retried" : "final", 1);
+    processing(queue, held);
+  }
+
+  /** Claims the reaper ended because their lease ran out. */
+  public void leasesExpired(String queue, int count) {
+    count("claimq.lease.expiries", queue, null, null, count);
+  }
+
+  /** A heartbeat, intent or report answered 409: the claim was no longer current. */
+  public void staleReport(String queue) {
+    count("claimq.stale.reports", queue, null, null, 1);
+  }
+
+  public void released(String queue) {
+    count("claimq.releases", queue, null, null, 1);
+  }
+
+  /** An earlier claim's complete recorded; {@code duplicate} when the item was done already. */
+  public void lateSuccess(String queue, boolean duplicate) {
+    count("claimq.late.successes", queue, null, null, 1);
+    if (duplicate) {
+      count("claimq.duplicate.sends", queue, null, null, 1);
+    }
+  }
+
+  /** An operator's retry, cancel, resolve, pause, resume or policy change. */
+  public void operatorAction(String queue, String action) {
+    count("claimq.operator.actions", queue, "action", action, 1);
+  }
+
+  /** Long-poll claims parked now, read at each scrape. */
+  public <T> void parked(T parked, java.util.function.ToDoubleFunction<T> count) {
+    io.micrometer.core.instrument.Gauge.builder("claimq.longpolls.parked", parked, count)
+        .description("Long-poll claims parked now")
+        .register(registry);
+  }
+
+  /** How long a long-poll claim waited before it was answered. */
+  public void longPollWaited(Duration waited) {
+    Timer.builder("claimq.longpoll.wait")
+        .description("How long a long-poll claim waited")
+        .serviceLevelObjectives(LONG_POLL_BUCKETS)
+        .register(registry)
+        .record(waited);
+  }
+
+  /** One run of a background job: how long it took, the rows it changed, and when it ended. */
+  public void maintenanceRan(String job, Duration took, long rows) {
+    Timer.builder("claimq.maintenance.run")
+        .description("One run of a background job")
+        .tag("job", job)
+        .register(registry)
+        .record(took);
+    Counter.builder("claimq.maintenance.rows").tag("job", job).register(registry).increment(rows);
+    lastRuns
+        .computeIfAbsent(
+            job,
+            name -> {
+              AtomicLong at = new AtomicLong();
+              registry.gauge(
+                  "claimq.maintenance.last.run.timestamp.seconds",
+                  io.micrometer.core.instrument.Tags.of("job", name),
+                  at);
+              return at;
+            })
+        .set(System.currentTimeMillis() / 1000);
+  }
+
+  private void processing(String queue, Duration held) {
+    if (held == null) {
+      return; // a repeat or a batch entry without its claim's time: nothing new to measure
+    }
+    Timer.builder("claimq.processing")
+        .description("From claimed to finished")
+        .tags("queue", label(queue))
+        .serviceLevelObjectives(PROCESSING_BUCKETS)
+        .register(registry)
+        .record(held.isNegative() ? Duration.ZERO : held);
+  }
+
+  private void count(String name, String queue, String tag, String value, int amount) {
+    if (amount == 0) {
+      return;
+    }
+    Counter.Builder counter = Counter.builder(name).tag("queue", label(queue));
+    if (tag != null) {
+      counter.tag(tag, value);
+    }
+    counter.register(registry).increment(amount);
+  }
+
+  private static Duration[] millis(long... millis) {
+    return java.util.Arrays.stream(millis).mapToObj(Duration::ofMillis).toArray(Duration[]::new);
+  }
+}

@@ -1,0 +1,209 @@
+package dev.claimq.metrics;
+
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.claimNext;
+import static dev.claimq.Api.claimedNext;
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueue;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
+import static dev.claimq.Api.heartbeat;
+import static dev.claimq.Api.retry;
+import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.claimq.AsAdmin;
+import dev.claimq.Race;
+import dev.claimq.maintenance.QueueSampler;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import jakarta.inject.Inject;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * /q/metrics scraped around known operations: each counter moves by exactly what was done, on the
+ * queue it was done to (every test has a queue of its own, so deltas are exact).
+ */
+@QuarkusTest
+class MetricsTest extends AsAdmin {
+  @Inject QueueSampler sampler;
+
+  @Test
+  void sixteen_racing_claims_of_one_item_count_one_won_and_fifteen_lost() throws Exception {
+    String queue = uniqueQueue("metrics-race");
+    String id = enqueued(queue, "k", 1);
+    Scrape before = Scrape.now();
+
+    List<Integer> statuses = Race.of(16, n -> claim(id, Map.of("worker", "w" + n)).statusCode());
+
+    assertThat(statuses).filteredOn(s -> s == 200).hasSize(1);
+    Scrape after = Scrape.now();
+    assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "won"))
+        .isEqualTo(1);
+    assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "lost"))
+        .isEqualTo(15);
+    assertThat(delta(before, after, "claimq_queue_wait_seconds_count", "queue", queue))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void a_drain_counts_its_claims_completes_fails_and_their_times() {
+    String queue = uniqueQueue("metrics-drain");
+    for (int n = 0; n < 4; n++) {
+      enqueue(queue, Map.of("dedupeKey", "k" + n, "payload", n, "maxAttempts", 2))
+          .then()
+          .statusCode(201);
+    }
+    Scrape before = Scrape.now();
+
+    finish(claimedNext(queue, "w"), "complete", Map.of("externalRef", "msg_1"));
+    finish(claimedNext(queue, "w"), "fail", Map.of("error", "busy", "retryable", true));
+    finish(claimedNext(queue, "w"), "fail", Map.of("error", "busy again", "retryable", true));
+    finish(claimedNext(queue, "w"), "fail", Map.of("error", "bad address", "retryable", false));
+    claimNext(queue, Map.of()).then().statusCode(204);
+
+    Scrape after = Scrape.now();
+    assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "won"))
+        .isEqualTo(4);
+    assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "empty"))
+        .isEqualTo(1);
+    assertThat(delta(before, after, "claimq_completes_total", "queue", queue)).isEqualTo(1);
+    assertThat(delta(before, after, "claimq_fails_total", "queue", queue, "outcome", "retried"))
+        .isEqualTo(2);
+    assertThat(delta(before, after, "claimq_fails_total", "queue", queue, "outcome", "final"))
+        .isEqualTo(1);
+    assertThat(delta(before, after, "claimq_queue_wait_seconds_count", "queue", queue))
+        .isEqualTo(4);
+    assertThat(delta(before, after, "claimq_processing_seconds_count", "queue", queue))
+        .isEqualTo(4);
+    assertThat(delta(before, after, "claimq_stale_reports_total", "queue", queue)).isZero();
+  }
+
+  @Test
+  void a_repeated_complete_counts_once_and_a_stale_report_counts_as_stale() {
+    String queue = uniqueQueue("metrics-stale");
+    enqueued(queue, "k", 1);
+    Response claimed = claimedNext(queue, "w");
+    Scrape before = Scrape.now();
+
+    finish(claimed, "complete", Map.of());
+    finish(claimed, "complete", Map.of()); // a repeat: 200, nothing new
+    heartbeat(claimed.path("id"), Map.of("claimToken", "not-the-token")).then().statusCode(409);
+    complete(claimed.path("id"), Map.of("claimToken", "not-the-token")).then().statusCode(409);
+
+    Scrape after = Scrape.now();
+    assertThat(delta(before, after, "claimq_completes_total", "queue", queue)).isEqualTo(1);
+    assertThat(delta(before, after, "claimq_stale_reports_total", "queue", queue)).isEqualTo(2);
+  }
+
+  @Test
+  void an_expired_lease_and_a_late_complete_on_a_done_item_count_as_a_duplicate_send()
+      throws Exception {
+    String queue = uniqueQueue("metrics-late");
+    String id = enqueued(queue, "k", 1);
+    Scrape before = Scrape.now();
+    String stale = claim(id, Map.of("worker", "slow", "leaseSeconds", 1)).path("claimToken");
+    dev.claimq.Api.awaitState(id, "pending"); // the reaper ended the lease
+    String current = claim(id, Map.of("worker", "next")).path("claimToken");
+    complete(id, Map.of("claimToken", current, "externalRef", "msg_2")).then().statusCode(200);
+
+    complete(id, Map.of("claimToken", stale, "externalRef", "msg_1")).then().statusCode(409);
+
+    Scrape after = Scrape.now();
+    assertThat(delta(before, after, "claimq_lease_expiries_total", "queue", queue)).isEqualTo(1);
+    assertThat(delta(before, after, "claimq_late_successes_total", "queue", queue)).isEqualTo(1);
+    assertThat(delta(before, after, "claimq_duplicate_sends_total", "queue", queue)).isEqualTo(1);
+    assertThat(delta(before, after, "claimq_stale_reports_total", "queue", queue)).isEqualTo(1);
+  }
+
+  @Test
+  void releases_operator_actions_and_pauses_are_counted() {
+    String queue = uniqueQueue("metrics-operator");
+    enqueued(queue, "a", 1);
+    String failed = enqueue(queue, Map.of("dedupeKey", "b", "payload", 2)).path("id");
+    Response first = claimedNext(queue, "w");
+    Scrape before = Scrape.now();
+
+    given()
+        .contentType("application/json")
+        .body(Map.of("claimToken", first.path("claimToken")))
+        .post("/v1/items/{id}/release", first.<String>path("id"))
+        .then()
+        .statusCode(200);
+    given().post("/v1/queues/{queue}/pause", queue).then().statusCode(200);
+    given().post("/v1/queues/{queue}/resume", queue).then().statusCode(200);
+    given().post("/v1/items/{id}/cancel", failed).then().statusCode(200);
+    retry(failed).then().statusCode(200);
+    retry(failed).then().statusCode(409); // not failed or cancelled now: no action taken
+
+    Scrape after = Scrape.now();
+    assertThat(delta(before, after, "claimq_releases_total", "queue", queue)).isEqualTo(1);
+    for (String action : List.of("pause", "resume", "cancel", "retry")) {
+      assertThat(
+              delta(
+                  before, after, "claimq_operator_actions_total", "queue", queue, "action", action))
+          .as(action)
+          .isEqualTo(1);
+    }
+  }
+
+  @Test
+  void the_sampled_gauges_show_live_items_due_soon_and_pauses() {
+    String queue = uniqueQueue("metrics-gauges");
+    enqueued(queue, "due-1", 1);
+    enqueued(queue, "due-2", 2);
+    enqueued(queue, Map.of("dedupeKey", "soon", "payload", 3, "runAt", inSeconds(30)));
+    enqueued(queue, Map.of("dedupeKey", "later", "payload", 4, "runAt", inSeconds(600)));
+    claimedNext(queue, "w");
+    given().post("/v1/queues/{queue}/pause", queue).then().statusCode(200);
+
+    sampler.sample();
+
+    Scrape scrape = Scrape.now();
+    assertThat(scrape.value("claimq_items", "queue", queue, "state", "pending")).isEqualTo(3);
+    assertThat(scrape.value("claimq_items", "queue", queue, "state", "sending")).isEqualTo(1);
+    assertThat(scrape.value("claimq_items", "queue", queue, "state", "failed")).isZero();
+    assertThat(scrape.value("claimq_items_due_next_minute", "queue", queue)).isEqualTo(1);
+    assertThat(scrape.value("claimq_queue_paused", "queue", queue)).isEqualTo(1);
+    assertThat(scrape.value("claimq_oldest_due_pending_age_seconds", "queue", queue))
+        .isGreaterThan(0)
+        .isLessThan(60);
+    assertThat(scrape.value("claimq_maintenance_last_run_timestamp_seconds", "job", "reaper"))
+        .as("the reaper runs every second in tests")
+        .isGreaterThan(Instant.now().getEpochSecond() - 10);
+  }
+
+  @Test
+  void the_service_reports_its_pool_its_http_server_and_its_parked_long_polls() {
+    enqueued(uniqueQueue("metrics-builtin"), "k", 1);
+    Scrape scrape = Scrape.now();
+    assertThat(scrape.has("claimq_longpolls_parked")).isTrue();
+    assertThat(scrape.has("agroal_active_count")).as("the pool's metrics").isTrue();
+    assertThat(scrape.has("http_server_requests_seconds_count")).as("the server's").isTrue();
+  }
+
+  private static void finish(Response claimed, String how, Map<String, Object> body) {
+    Map<String, Object> request = new java.util.HashMap<>(body);
+    request.put("claimToken", claimed.path("claimToken"));
+    (how.equals("complete")
+            ? complete(claimed.path("id"), request)
+            : fail(claimed.path("id"), request))
+        .then()
+        .statusCode(200);
+  }
+
+  private static String inSeconds(int seconds) {
+    return Instant.now()
+        .plusSeconds(seconds)
+        .truncatedTo(java.time.temporal.ChronoUnit.MILLIS)
+        .toString();
+  }
+
+  static double delta(Scrape before, Scrape after, String name, String... labels) {
+    return after.value(name, labels) - before.value(name, labels);
+  }
+}

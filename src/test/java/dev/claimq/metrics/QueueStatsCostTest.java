@@ -1,0 +1,78 @@
+package dev.claimq.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.Api;
+import dev.claimq.store.SqlFile;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The queue stats behind the gauges and GET /v1/queues read the live items only: with a quarter of
+ * a million finished rows in the table the plan touches none of them (no sequential scan of item;
+ * each live state through its own index). The rows are added in a transaction that is rolled back,
+ * and the table vacuumed after, so no other test sees them.
+ */
+@QuarkusTest
+class QueueStatsCostTest {
+  @Inject DataSource dataSource;
+
+  @Test
+  void the_queue_stats_read_no_finished_row_however_many_there_are() throws Exception {
+    String sql = SqlFile.load("db/item.sql").blocks().get("queue-stats").sql();
+    String queue = Api.uniqueQueue("cost");
+    List<String> scans = new ArrayList<>();
+    try (Connection connection = dataSource.getConnection()) {
+      connection.setAutoCommit(false);
+      try (Statement statement = connection.createStatement()) {
+        statement.execute(
+            "INSERT INTO item (queue, dedupe_key, state, payload, max_attempts, external_ref)"
+                + " SELECT '"
+                + queue
+                + "', 'k' || n, CASE WHEN n % 5 = 0 THEN 'cancelled' ELSE 'done' END, '{}', 5,"
+                + " 'ref' FROM generate_series(1, 250000) n");
+        statement.execute(
+            "INSERT INTO item (queue, dedupe_key, payload, max_attempts) SELECT '"
+                + queue
+                + "', 'live' || n, '{}', 5 FROM generate_series(1, 20) n");
+        statement.execute("ANALYZE item");
+        try (ResultSet plan = statement.executeQuery("EXPLAIN (FORMAT JSON) " + sql)) {
+          plan.next();
+          collectScans(new ObjectMapper().readTree(plan.getString(1)), scans);
+        }
+      } finally {
+        connection.rollback();
+        connection.setAutoCommit(true);
+      }
+      try (Statement statement = connection.createStatement()) {
+        statement.execute("VACUUM ANALYZE item");
+      }
+    }
+    assertThat(scans).as("how the plan reads item").isNotEmpty().doesNotContain("Seq Scan");
+  }
+
+  /** Every plan node that reads the item table, by node type. */
+  private static void collectScans(JsonNode node, List<String> scans) {
+    if (node.isArray()) {
+      node.forEach(child -> collectScans(child, scans));
+      return;
+    }
+    if (node.has("Plan")) {
+      collectScans(node.get("Plan"), scans);
+      return;
+    }
+    if ("item".equals(node.path("Relation Name").asText())) {
+      scans.add(node.path("Node Type").asText());
+    }
+    node.path("Plans").forEach(child -> collectScans(child, scans));
+  }
+}

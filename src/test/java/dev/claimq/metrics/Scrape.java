@@ -1,0 +1,67 @@
+package dev.claimq.metrics;
+
+import static io.restassured.RestAssured.given;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** One scrape of /q/metrics, read as Prometheus reads it: a value per series. */
+public final class Scrape {
+  private static final Pattern SAMPLE =
+      Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})?\\s+(\\S+)(?:\\s+\\d+)?$");
+  private static final Pattern LABEL =
+      Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+  record Series(String name, Map<String, String> labels, double value) {}
+
+  private final List<Series> series = new ArrayList<>();
+
+  private Scrape(String text) {
+    for (String line : text.split("\n")) {
+      if (line.isBlank() || line.startsWith("#")) {
+        continue;
+      }
+      Matcher sample = SAMPLE.matcher(line.trim());
+      if (!sample.matches()) {
+        throw new IllegalStateException("not a Prometheus sample line: " + line);
+      }
+      Map<String, String> labels = new TreeMap<>();
+      if (sample.group(2) != null) {
+        Matcher label = LABEL.matcher(sample.group(2));
+        while (label.find()) {
+          labels.put(label.group(1), label.group(2));
+        }
+      }
+      series.add(new Series(sample.group(1), labels, Double.parseDouble(sample.group(3))));
+    }
+  }
+
+  public static Scrape now() {
+    return new Scrape(
+        given().accept("text/plain").get("/q/metrics").then().statusCode(200).extract().asString());
+  }
+
+  /** The series' value; 0 when it is not there yet (a counter not yet incremented). */
+  public double value(String name, String... labels) {
+    Map<String, String> wanted = new TreeMap<>();
+    for (int i = 0; i < labels.length; i += 2) {
+      wanted.put(labels[i], labels[i + 1]);
+    }
+    return series.stream()
+        .filter(s -> s.name.equals(name) && s.labels.entrySet().containsAll(wanted.entrySet()))
+        .mapToDouble(Series::value)
+        .sum();
+  }
+
+  public boolean has(String name) {
+    return series.stream().anyMatch(s -> s.name.equals(name));
+  }
+
+  public List<String> names() {
+    return series.stream().map(Series::name).distinct().sorted().toList();
+  }
+}
