@@ -32,6 +32,7 @@ class LayersTest {
           "store", Set.of("config"),
           "policy", Set.of(),
           "maintenance", Set.of("metrics", "store", "config"),
+          "health", Set.of("longpoll", "maintenance", "store", "config"),
           "security", Set.of("config"),
           "config", Set.of());
 

@@ -70,6 +70,8 @@ public class ClaimableListener {
   private final String instanceTag = ClaimTokens.next().substring(0, 16);
   private final DataSource dataSource;
   private volatile boolean running;
+  // Why the listener is not listening now (null while it is), for health.
+  private volatile String notListening = "not connected yet";
   private Thread thread;
 
   ClaimableListener(
@@ -135,6 +137,7 @@ public class ClaimableListener {
           statement.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
         }
         LOG.debugf("listening on %s", channel);
+        notListening = null;
         backoffMillis = 250;
         waiters.wakeOneOfEach(); // signals may have been missed while disconnected
         PGConnection postgres = connection.unwrap(PGConnection.class);
@@ -155,12 +158,21 @@ public class ClaimableListener {
         }
       } catch (SQLException e) {
         if (running) {
+          notListening = "lost its connection: " + e.getMessage();
           LOG.warnf("claimable listener lost its connection (%s); retrying", e.getMessage());
           sleep(backoffMillis);
           backoffMillis = Math.min(backoffMillis * 2, 5_000);
         }
       }
     }
+  }
+
+  /**
+   * Why the listener is not listening for enqueues now; empty while it is. Without it, parked
+   * claims still wake on the fallback poll, only later.
+   */
+  public java.util.Optional<String> notListening() {
+    return java.util.Optional.ofNullable(notListening);
   }
 
   /** The listener's connection's application_name, by which an operator can find it. */
