@@ -25,13 +25,13 @@ class LayersTest {
 
   private static final Map<String, Set<String>> MAY_USE =
       Map.of(
-          "api", Set.of("longpoll", "queue", "store", "security", "config"),
-          "longpoll", Set.of("queue", "metrics", "store", "config"),
-          "queue", Set.of("metrics", "store", "policy", "config"),
-          "metrics", Set.of("store", "config"),
+          "api", Set.of("longpoll", "queue", "telemetry", "store", "security", "config"),
+          "longpoll", Set.of("queue", "telemetry", "store", "config"),
+          "queue", Set.of("telemetry", "store", "policy", "config"),
+          "telemetry", Set.of("store", "config"),
           "store", Set.of("config"),
           "policy", Set.of(),
-          "maintenance", Set.of("metrics", "store", "config"),
+          "maintenance", Set.of("telemetry", "store", "config"),
           "health", Set.of("longpoll", "maintenance", "store", "config"),
           "security", Set.of("config"),
           "config", Set.of());

@@ -3,6 +3,7 @@ package dev.claimq.api;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.telemetry.LogText;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.quarkus.runtime.configuration.MemorySize;

@@ -3,6 +3,7 @@ package dev.claimq.api;
 import dev.claimq.queue.Answer;
 import dev.claimq.queue.Outcome;
 import dev.claimq.store.Item;
+import dev.claimq.telemetry.ItemLog;
 
 /**
  * The one table from what a use case did to what the client hears: the status, and for a refusal
@@ -103,6 +104,7 @@ final class Outcomes {
 
   /** The answer's item when the outcome is a success; a refusal is thrown, as its problem. */
   static Item itemOf(Answer answer, long id) {
+    ItemLog.about(answer.item()); // a problem line about this item carries it as fields
     if (of(answer.outcome()).refusal()) {
       throw new RefusedException(answer.outcome(), Long.toString(id), answer.item());
     }

@@ -1,9 +1,9 @@
 package dev.claimq.longpoll;
 
-import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.queue.BatchService;
 import dev.claimq.queue.WorkService;
 import dev.claimq.store.Item;
+import dev.claimq.telemetry.QueueMetrics;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;

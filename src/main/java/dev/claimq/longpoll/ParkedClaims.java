@@ -1,6 +1,6 @@
 package dev.claimq.longpoll;
 
-import dev.claimq.metrics.QueueMetrics;
+import dev.claimq.telemetry.QueueMetrics;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;

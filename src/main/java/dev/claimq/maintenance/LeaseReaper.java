@@ -1,8 +1,8 @@
 package dev.claimq.maintenance;
 
 import dev.claimq.config.ClaimqConfig;
-import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.store.ItemRepository;
+import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Map;
 import org.jboss.logging.Logger;

@@ -1,8 +1,8 @@
 package dev.claimq.maintenance;
 
 import dev.claimq.config.ClaimqConfig;
-import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.store.DatabaseErrors;
+import dev.claimq.telemetry.QueueMetrics;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.Scheduler;

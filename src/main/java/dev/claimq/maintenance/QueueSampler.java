@@ -1,7 +1,7 @@
 package dev.claimq.maintenance;
 
-import dev.claimq.metrics.QueueGauges;
 import dev.claimq.store.ItemRepository;
+import dev.claimq.telemetry.QueueGauges;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /**

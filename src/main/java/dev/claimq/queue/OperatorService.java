@@ -1,12 +1,14 @@
 package dev.claimq.queue;
 
-import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.store.Attempt;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemAction;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemState;
 import dev.claimq.store.QueueStats;
+import dev.claimq.telemetry.ItemLog;
+import dev.claimq.telemetry.LogText;
+import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.util.List;
@@ -16,6 +18,8 @@ import java.util.Set;
 /** Operators' use cases: browse items and their history, retry or cancel, see queue health. */
 @ApplicationScoped
 public class OperatorService {
+  private static final org.jboss.logging.Logger LOG =
+      org.jboss.logging.Logger.getLogger(OperatorService.class);
 
   /** A page of items, and the id below which the next page starts (null on the last page). */
   public record Page(List<Item> items, Long nextBeforeId) {}
@@ -28,10 +32,11 @@ public class OperatorService {
     this.metrics = metrics;
   }
 
-  /** Counts an operator's action that took effect. */
-  private Answer counted(Answer answer, String action) {
+  /** Counts and logs an operator's action that took effect. */
+  private static Answer counted(QueueMetrics metrics, Answer answer, String action, String actor) {
     if (answer.outcome() == Outcome.CHANGED || answer.outcome() == Outcome.RETRIED_PAST_HORIZON) {
       metrics.operatorAction(answer.item().queue, action);
+      ItemLog.info(LOG, answer.item(), "%s by %s", action, LogText.oneLine(actor));
     }
     return answer;
   }
@@ -65,7 +70,7 @@ public class OperatorService {
    * when past it and not forced; NOT_RETRYABLE (not failed or cancelled) or NOT_FOUND.
    */
   public Answer retry(long id, boolean force, String actor) {
-    return counted(retried(id, force, actor), "retry");
+    return counted(metrics, retried(id, force, actor), "retry", actor);
   }
 
   private Answer retried(long id, boolean force, String actor) {
@@ -91,6 +96,7 @@ public class OperatorService {
   /** CHANGED, NOT_CANCELLABLE (not pending or failed) or NOT_FOUND. */
   public Answer cancel(long id, String actor) {
     return counted(
+        metrics,
         items
             .cancel(id, actor)
             .map(
@@ -98,12 +104,14 @@ public class OperatorService {
                     new Answer(
                         row.changed() ? Outcome.CHANGED : Outcome.NOT_CANCELLABLE, row.item()))
             .orElseGet(Answer::notFound),
-        "cancel");
+        "cancel",
+        actor);
   }
 
   /** CHANGED (done by hand), NOT_RESOLVABLE (not failed) or NOT_FOUND. */
   public Answer resolve(long id, String externalRef, String note, String actor) {
     return counted(
+        metrics,
         items
             .resolve(id, externalRef, note, actor)
             .map(
@@ -111,7 +119,8 @@ public class OperatorService {
                     new Answer(
                         row.changed() ? Outcome.CHANGED : Outcome.NOT_RESOLVABLE, row.item()))
             .orElseGet(Answer::notFound),
-        "resolve");
+        "resolve",
+        actor);
   }
 
   public List<QueueStats> queues() {

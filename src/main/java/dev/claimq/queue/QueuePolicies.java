@@ -1,11 +1,11 @@
 package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
-import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.policy.Backoff;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.QueueAction;
 import dev.claimq.store.QueuePolicy;
+import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import java.util.ArrayList;

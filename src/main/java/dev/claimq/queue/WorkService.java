@@ -1,17 +1,20 @@
 package dev.claimq.queue;
 
 import dev.claimq.config.ClaimqConfig;
-import dev.claimq.metrics.QueueMetrics;
 import dev.claimq.policy.Backoff;
 import dev.claimq.policy.FailureReason;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemRepository.Changed;
 import dev.claimq.store.ItemState;
+import dev.claimq.telemetry.ItemLog;
+import dev.claimq.telemetry.LogText;
+import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jboss.logging.Logger;
 
 /**
  * Workers' use cases: claim, heartbeat, complete, fail. Each is one statement, and so its own
@@ -19,6 +22,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 @ApplicationScoped
 public class WorkService {
+  private static final Logger LOG = Logger.getLogger(WorkService.class);
+
   private final ItemRepository items;
   private final QueueMetrics metrics;
   private final Backoff backoff;
@@ -75,17 +80,32 @@ public class WorkService {
             item.heldSince == null ? null : Duration.between(item.heldSince, item.updatedAt);
         switch (item.state) {
           case DONE -> metrics.completed(item.queue, held);
-          case PENDING, FAILED -> metrics.failed(item.queue, item.state == ItemState.PENDING, held);
+          case PENDING -> metrics.failed(item.queue, true, held);
+          case FAILED -> {
+            metrics.failed(item.queue, false, held);
+            ItemLog.info(LOG, item, "failed, for an operator: %s", LogText.oneLine(item.lastError));
+          }
           default -> {} // a heartbeat or an intent: the claim goes on
         }
       }
       case LATE_SUCCESS -> {
         metrics.staleReport(item.queue);
         // Done already with another reference: the send went out twice.
-        metrics.lateSuccess(
-            item.queue,
+        boolean duplicate =
             item.state == ItemState.DONE
-                && !java.util.Objects.equals(item.externalRef, externalRef));
+                && !java.util.Objects.equals(item.externalRef, externalRef);
+        metrics.lateSuccess(item.queue, duplicate);
+        if (duplicate) {
+          ItemLog.warn(
+              LOG,
+              item,
+              "a send went out twice: an earlier claim reported \"%s\" after the item was done"
+                  + " with \"%s\"",
+              LogText.oneLine(externalRef),
+              LogText.oneLine(item.externalRef));
+        } else {
+          ItemLog.info(LOG, item, "late success recorded: \"%s\"", LogText.oneLine(externalRef));
+        }
       }
       case STALE_CLAIM -> metrics.staleReport(item.queue);
       default -> {}

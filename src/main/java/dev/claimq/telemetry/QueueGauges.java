@@ -1,4 +1,4 @@
-package dev.claimq.metrics;
+package dev.claimq.telemetry;
 
 import dev.claimq.store.QueueStats;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,4 +1,4 @@
-package dev.claimq.metrics;
+package dev.claimq.telemetry;
 
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.claimNext;

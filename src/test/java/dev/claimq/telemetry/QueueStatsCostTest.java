@@ -1,4 +1,4 @@
-package dev.claimq.metrics;
+package dev.claimq.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

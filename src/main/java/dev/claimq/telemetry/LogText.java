@@ -1,13 +1,13 @@
-package dev.claimq.api;
+package dev.claimq.telemetry;
 
 /**
  * Client-supplied text on its way into a log line (a worker's name, a field name, a reason): CR, LF
  * and other control characters are escaped, so no request can start a log line of its own.
  */
-final class LogText {
+public final class LogText {
   private LogText() {}
 
-  static String oneLine(String text) {
+  public static String oneLine(String text) {
     if (text == null) {
       return null;
     }

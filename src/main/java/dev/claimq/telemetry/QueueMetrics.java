@@ -1,4 +1,4 @@
-package dev.claimq.metrics;
+package dev.claimq.telemetry;
 
 import dev.claimq.config.ClaimqConfig;
 import io.micrometer.core.instrument.Counter;
