@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import jakarta.inject.Singleton;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,6 +31,7 @@ public class QueueMetrics {
   private final MeterRegistry registry;
   private final int maxQueues;
   private final Set<String> named = ConcurrentHashMap.newKeySet();
+  private final Set<String> folded = ConcurrentHashMap.newKeySet(); // queues labelled _other
   private final Map<String, AtomicLong> lastRuns = new ConcurrentHashMap<>();
 
   @jakarta.inject.Inject
@@ -47,13 +49,36 @@ public class QueueMetrics {
     if (named.contains(queue)) {
       return queue;
     }
+    if (folded.contains(queue)) {
+      return OTHER;
+    }
     synchronized (named) {
-      if (named.size() < maxQueues) {
-        named.add(queue);
+      if (named.contains(queue)) {
         return queue;
       }
+      if (named.size() < maxQueues) {
+        named.add(queue);
+        startAtZero(queue);
+        return queue;
+      }
+      if (folded.isEmpty()) {
+        startAtZero(OTHER);
+      }
+      folded.add(queue);
+      return OTHER;
     }
-    return named.contains(queue) ? queue : OTHER;
+  }
+
+  /**
+   * The counters alerts watch exist at 0 from a queue's first event, so that the first duplicate
+   * send or expiry is an increase Prometheus can see, not a series appearing.
+   */
+  private void startAtZero(String label) {
+    for (String name :
+        List.of("claimq.duplicate.sends", "claimq.lease.expiries", "claimq.late.successes")) {
+      Counter.builder(name).tag("queue", label).register(registry);
+    }
+    Counter.builder("claimq.fails").tag("queue", label).tag("outcome", "final").register(registry);
   }
 
   /** Items claimed, each with how long it had been due. */
@@ -132,22 +157,25 @@ public class QueueMetrics {
         .record(waited);
   }
 
-  /** One run of a background job: how long it took, the rows it changed, and when it ended. */
-  public void maintenanceRan(String job, Duration took, long rows) {
+  /**
+   * One run of a background task: how long it took, the rows it changed, and when it ended. The
+   * label is "task", not "job": Prometheus keeps "job" for its own scrape jobs.
+   */
+  public void maintenanceRan(String task, Duration took, long rows) {
     Timer.builder("claimq.maintenance.run")
         .description("One run of a background job")
-        .tag("job", job)
+        .tag("task", task)
         .register(registry)
         .record(took);
-    Counter.builder("claimq.maintenance.rows").tag("job", job).register(registry).increment(rows);
+    Counter.builder("claimq.maintenance.rows").tag("task", task).register(registry).increment(rows);
     lastRuns
         .computeIfAbsent(
-            job,
+            task,
             name -> {
               AtomicLong at = new AtomicLong();
               registry.gauge(
                   "claimq.maintenance.last.run.timestamp.seconds",
-                  io.micrometer.core.instrument.Tags.of("job", name),
+                  io.micrometer.core.instrument.Tags.of("task", name),
                   at);
               return at;
             })
