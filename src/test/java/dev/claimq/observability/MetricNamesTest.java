@@ -1,0 +1,93 @@
+package dev.claimq.observability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.claimq.Api;
+import dev.claimq.AsAdmin;
+import dev.claimq.PlainHttp;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every metric the dashboard's panels and the alert rules select is exported by the service, as a
+ * real scrape of /q/metrics after real traffic shows, with the labels they match on. A renamed
+ * metric or label, or a panel that selects a name nothing exports, fails here rather than as an
+ * empty graph or an alert that can never fire.
+ */
+@QuarkusTest
+class MetricNamesTest extends AsAdmin {
+  // The queue gauges are sampled in the background (claimq.metrics.sample-interval, 5 s).
+  private static final Duration SAMPLED_WITHIN = Duration.ofSeconds(12);
+  private static final Path SCRAPE = Path.of("target", "metrics-scrape.txt");
+
+  @TestHTTPResource("/")
+  URI base;
+
+  @Test
+  void every_metric_and_label_the_dashboard_and_alerts_select_is_in_a_real_scrape()
+      throws Exception {
+    Traffic.run(Api.uniqueQueue("metrics"));
+    Map<String, String> expressions = new LinkedHashMap<>(ObservabilityDocs.alertExpressions());
+    expressions.putAll(ObservabilityDocs.dashboardExpressions());
+
+    Instant deadline = Instant.now().plus(SAMPLED_WITHIN);
+    List<String> problems;
+    do {
+      Scrape scrape = scrape();
+      problems = scrape.problems(expressions);
+      if (problems.isEmpty() || Instant.now().isAfter(deadline)) {
+        Files.writeString(SCRAPE, scrape.text());
+        break;
+      }
+      Thread.sleep(500);
+    } while (true);
+
+    assertThat(problems)
+        .as(
+            "names and labels in %s and %s that a scrape of /q/metrics after real traffic does"
+                + " not have (the last scrape is in %s)",
+            ObservabilityDocs.DASHBOARD, ObservabilityDocs.ALERTS, SCRAPE)
+        .isEmpty();
+  }
+
+  @Test
+  void the_dashboards_queue_variable_lists_the_queues_of_a_real_scrape() throws Exception {
+    JsonNode variable = ObservabilityDocs.variable(ObservabilityDocs.dashboard(), "queue").get();
+    String[] metricAndLabel = ObservabilityDocs.labelValues(variable).get();
+    String queue = Api.uniqueQueue("variable");
+    Api.enqueued(queue, "k", 1);
+
+    Instant deadline = Instant.now().plus(SAMPLED_WITHIN);
+    Scrape scrape = scrape();
+    while (!scrape.text().contains(metricAndLabel[1] + "=\"" + queue + "\"")
+        && Instant.now().isBefore(deadline)) {
+      Thread.sleep(500);
+      scrape = scrape();
+    }
+
+    assertThat(scrape.labels(metricAndLabel[0]))
+        .as("%s in the scrape", metricAndLabel[0])
+        .contains(metricAndLabel[1]);
+    assertThat(scrape.text())
+        .as("the new queue's %s series", metricAndLabel[0])
+        .containsPattern(metricAndLabel[0] + "\\{[^}]*" + metricAndLabel[1] + "=\"" + queue + "\"");
+  }
+
+  /** A scrape as Prometheus makes one: no API key. */
+  private Scrape scrape() throws Exception {
+    HttpResponse<String> response = new PlainHttp(base).send("GET", "/q/metrics", null, null);
+    assertThat(response.statusCode()).as("/q/metrics without a key").isEqualTo(200);
+    return Scrape.parse(response.body());
+  }
+}
