@@ -76,8 +76,11 @@ class MetricNamesTest extends AsAdmin {
       scrape = scrape();
     }
 
+    assertThat(scrape.has(metricAndLabel[0]))
+        .as("%s in a scrape of /q/metrics", metricAndLabel[0])
+        .isTrue();
     assertThat(scrape.labels(metricAndLabel[0]))
-        .as("%s in the scrape", metricAndLabel[0])
+        .as("labels of %s", metricAndLabel[0])
         .contains(metricAndLabel[1]);
     assertThat(scrape.text())
         .as("the new queue's %s series", metricAndLabel[0])
