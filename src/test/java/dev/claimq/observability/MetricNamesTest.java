@@ -62,29 +62,24 @@ class MetricNamesTest extends AsAdmin {
   }
 
   @Test
-  void the_dashboards_queue_variable_lists_the_queues_of_a_real_scrape() throws Exception {
+  void the_dashboards_queue_variable_finds_queues_in_a_real_scrape() throws Exception {
     JsonNode variable = ObservabilityDocs.variable(ObservabilityDocs.dashboard(), "queue").get();
     String[] metricAndLabel = ObservabilityDocs.labelValues(variable).get();
-    String queue = Api.uniqueQueue("variable");
-    Api.enqueued(queue, "k", 1);
+    String metric = metricAndLabel[0];
+    String label = metricAndLabel[1];
+    // Any queue will do: past claimq.metrics.max-queues, this one may report as "_other".
+    Api.enqueued(Api.uniqueQueue("variable"), "k", 1);
 
     Instant deadline = Instant.now().plus(SAMPLED_WITHIN);
     Scrape scrape = scrape();
-    while (!scrape.text().contains(metricAndLabel[1] + "=\"" + queue + "\"")
-        && Instant.now().isBefore(deadline)) {
+    while (!scrape.has(metric) && Instant.now().isBefore(deadline)) {
       Thread.sleep(500);
       scrape = scrape();
     }
 
-    assertThat(scrape.has(metricAndLabel[0]))
-        .as("%s in a scrape of /q/metrics", metricAndLabel[0])
-        .isTrue();
-    assertThat(scrape.labels(metricAndLabel[0]))
-        .as("labels of %s", metricAndLabel[0])
-        .contains(metricAndLabel[1]);
-    assertThat(scrape.text())
-        .as("the new queue's %s series", metricAndLabel[0])
-        .containsPattern(metricAndLabel[0] + "\\{[^}]*" + metricAndLabel[1] + "=\"" + queue + "\"");
+    assertThat(scrape.has(metric)).as("%s in a scrape of /q/metrics", metric).isTrue();
+    assertThat(scrape.labels(metric)).as("labels of %s", metric).contains(label);
+    assertThat(scrape.text()).containsPattern(metric + "\\{[^}]*" + label + "=\"[^\"]+\"");
   }
 
   /** A scrape as Prometheus makes one: no API key. */
