@@ -10,17 +10,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** One scrape of /q/metrics, read as Prometheus reads it: a value per series. */
-public final class Scrape {
+public final class MetricValues {
   private static final Pattern SAMPLE =
       Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})?\\s+(\\S+)(?:\\s+\\d+)?$");
-  private static final Pattern LABEL =
-      Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
   record Series(String name, Map<String, String> labels, double value) {}
 
   private final List<Series> series = new ArrayList<>();
 
-  private Scrape(String text) {
+  private MetricValues(String text) {
     for (String line : text.split("\n")) {
       if (line.isBlank() || line.startsWith("#")) {
         continue;
@@ -29,19 +27,35 @@ public final class Scrape {
       if (!sample.matches()) {
         throw new IllegalStateException("not a Prometheus sample line: " + line);
       }
-      Map<String, String> labels = new TreeMap<>();
-      if (sample.group(2) != null) {
-        Matcher label = LABEL.matcher(sample.group(2));
-        while (label.find()) {
-          labels.put(label.group(1), label.group(2));
-        }
-      }
+      Map<String, String> labels = sample.group(2) == null ? Map.of() : labels(sample.group(2));
       series.add(new Series(sample.group(1), labels, Double.parseDouble(sample.group(3))));
     }
   }
 
-  public static Scrape now() {
-    return new Scrape(
+  /** name="value",... read by hand: a regex over a long value overflows the stack. */
+  private static Map<String, String> labels(String inside) {
+    Map<String, String> labels = new TreeMap<>();
+    int at = 0;
+    while (at < inside.length()) {
+      int equals = inside.indexOf('=', at);
+      String name = inside.substring(at, equals).trim();
+      StringBuilder value = new StringBuilder();
+      int i = equals + 2; // past ="
+      for (; inside.charAt(i) != '"'; i++) {
+        char c = inside.charAt(i);
+        value.append(c == '\\' ? inside.charAt(++i) : c);
+      }
+      labels.put(name, value.toString());
+      at = i + 1;
+      while (at < inside.length() && (inside.charAt(at) == ',' || inside.charAt(at) == ' ')) {
+        at++;
+      }
+    }
+    return labels;
+  }
+
+  public static MetricValues scrape() {
+    return new MetricValues(
         given().accept("text/plain").get("/q/metrics").then().statusCode(200).extract().asString());
   }
 

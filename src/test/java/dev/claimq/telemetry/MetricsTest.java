@@ -36,12 +36,12 @@ class MetricsTest extends AsAdmin {
   void sixteen_racing_claims_of_one_item_count_one_won_and_fifteen_lost() throws Exception {
     String queue = uniqueQueue("metrics-race");
     String id = enqueued(queue, "k", 1);
-    Scrape before = Scrape.now();
+    MetricValues before = MetricValues.scrape();
 
     List<Integer> statuses = Race.of(16, n -> claim(id, Map.of("worker", "w" + n)).statusCode());
 
     assertThat(statuses).filteredOn(s -> s == 200).hasSize(1);
-    Scrape after = Scrape.now();
+    MetricValues after = MetricValues.scrape();
     assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "won"))
         .isEqualTo(1);
     assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "lost"))
@@ -58,7 +58,7 @@ class MetricsTest extends AsAdmin {
           .then()
           .statusCode(201);
     }
-    Scrape before = Scrape.now();
+    MetricValues before = MetricValues.scrape();
 
     finish(claimedNext(queue, "w"), "complete", Map.of("externalRef", "msg_1"));
     finish(claimedNext(queue, "w"), "fail", Map.of("error", "busy", "retryable", true));
@@ -66,7 +66,7 @@ class MetricsTest extends AsAdmin {
     finish(claimedNext(queue, "w"), "fail", Map.of("error", "bad address", "retryable", false));
     claimNext(queue, Map.of()).then().statusCode(204);
 
-    Scrape after = Scrape.now();
+    MetricValues after = MetricValues.scrape();
     assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "won"))
         .isEqualTo(4);
     assertThat(delta(before, after, "claimq_claims_total", "queue", queue, "result", "empty"))
@@ -88,14 +88,14 @@ class MetricsTest extends AsAdmin {
     String queue = uniqueQueue("metrics-stale");
     enqueued(queue, "k", 1);
     Response claimed = claimedNext(queue, "w");
-    Scrape before = Scrape.now();
+    MetricValues before = MetricValues.scrape();
 
     finish(claimed, "complete", Map.of());
     finish(claimed, "complete", Map.of()); // a repeat: 200, nothing new
     heartbeat(claimed.path("id"), Map.of("claimToken", "not-the-token")).then().statusCode(409);
     complete(claimed.path("id"), Map.of("claimToken", "not-the-token")).then().statusCode(409);
 
-    Scrape after = Scrape.now();
+    MetricValues after = MetricValues.scrape();
     assertThat(delta(before, after, "claimq_completes_total", "queue", queue)).isEqualTo(1);
     assertThat(delta(before, after, "claimq_stale_reports_total", "queue", queue)).isEqualTo(2);
   }
@@ -105,7 +105,7 @@ class MetricsTest extends AsAdmin {
       throws Exception {
     String queue = uniqueQueue("metrics-late");
     String id = enqueued(queue, "k", 1);
-    Scrape before = Scrape.now();
+    MetricValues before = MetricValues.scrape();
     String stale = claim(id, Map.of("worker", "slow", "leaseSeconds", 1)).path("claimToken");
     dev.claimq.Api.awaitState(id, "pending"); // the reaper ended the lease
     String current = claim(id, Map.of("worker", "next")).path("claimToken");
@@ -113,7 +113,7 @@ class MetricsTest extends AsAdmin {
 
     complete(id, Map.of("claimToken", stale, "externalRef", "msg_1")).then().statusCode(409);
 
-    Scrape after = Scrape.now();
+    MetricValues after = MetricValues.scrape();
     assertThat(delta(before, after, "claimq_lease_expiries_total", "queue", queue)).isEqualTo(1);
     assertThat(delta(before, after, "claimq_late_successes_total", "queue", queue)).isEqualTo(1);
     assertThat(delta(before, after, "claimq_duplicate_sends_total", "queue", queue)).isEqualTo(1);
@@ -126,7 +126,7 @@ class MetricsTest extends AsAdmin {
     enqueued(queue, "a", 1);
     String failed = enqueue(queue, Map.of("dedupeKey", "b", "payload", 2)).path("id");
     Response first = claimedNext(queue, "w");
-    Scrape before = Scrape.now();
+    MetricValues before = MetricValues.scrape();
 
     given()
         .contentType("application/json")
@@ -140,7 +140,7 @@ class MetricsTest extends AsAdmin {
     retry(failed).then().statusCode(200);
     retry(failed).then().statusCode(409); // not failed or cancelled now: no action taken
 
-    Scrape after = Scrape.now();
+    MetricValues after = MetricValues.scrape();
     assertThat(delta(before, after, "claimq_releases_total", "queue", queue)).isEqualTo(1);
     for (String action : List.of("pause", "resume", "cancel", "retry")) {
       assertThat(
@@ -163,7 +163,7 @@ class MetricsTest extends AsAdmin {
 
     sampler.sample();
 
-    Scrape scrape = Scrape.now();
+    MetricValues scrape = MetricValues.scrape();
     assertThat(scrape.value("claimq_items", "queue", queue, "state", "pending")).isEqualTo(3);
     assertThat(scrape.value("claimq_items", "queue", queue, "state", "sending")).isEqualTo(1);
     assertThat(scrape.value("claimq_items", "queue", queue, "state", "failed")).isZero();
@@ -180,7 +180,7 @@ class MetricsTest extends AsAdmin {
   @Test
   void the_service_reports_its_pool_its_http_server_and_its_parked_long_polls() {
     enqueued(uniqueQueue("metrics-builtin"), "k", 1);
-    Scrape scrape = Scrape.now();
+    MetricValues scrape = MetricValues.scrape();
     assertThat(scrape.has("claimq_longpolls_parked")).isTrue();
     assertThat(scrape.has("agroal_active_count")).as("the pool's metrics").isTrue();
     assertThat(scrape.has("http_server_requests_seconds_count")).as("the server's").isTrue();
@@ -203,7 +203,7 @@ class MetricsTest extends AsAdmin {
         .toString();
   }
 
-  static double delta(Scrape before, Scrape after, String name, String... labels) {
+  static double delta(MetricValues before, MetricValues after, String name, String... labels) {
     return after.value(name, labels) - before.value(name, labels);
   }
 }
