@@ -479,6 +479,91 @@ SELECT true AS changed, * FROM cancelled
 UNION ALL
 SELECT false, * FROM unchanged;
 
+-- name: retry-matching
+-- An operator's retry of the items a filter matches (in state :state, failed or cancelled),
+-- newest first, at most :limit of them; one more is picked to tell whether more match. Each
+-- changes exactly as the single retry changes it, and is audited. An item past its provider's
+-- idempotency horizon is not picked: only a single, forced retry sends it again. SKIP LOCKED
+-- steps past an item a worker or another operator is changing right now, and the lock rechecks
+-- the filter. With :dryRun the picked items come back as they are, unchanged.
+WITH picked AS MATERIALIZED (
+  SELECT i.id FROM item i
+  LEFT JOIN queue_policy p ON p.queue = i.queue
+  WHERE i.state = :state AND i.pruned_at IS NULL
+    AND (CAST(:queues AS text[]) IS NULL OR i.queue = ANY (CAST(:queues AS text[])))
+    AND (CAST(:reason AS text) IS NULL
+         OR strpos(lower(i.last_error), lower(CAST(:reason AS text))) > 0)
+    AND (CAST(:updatedAfter AS timestamptz) IS NULL
+         OR i.updated_at >= CAST(:updatedAfter AS timestamptz))
+    AND (CAST(:updatedBefore AS timestamptz) IS NULL
+         OR i.updated_at < CAST(:updatedBefore AS timestamptz))
+    AND NOT (p.provider_key_ttl_seconds IS NOT NULL
+             AND now() > i.created_at + (p.provider_key_ttl_seconds
+                                         - coalesce(p.lease_seconds, :defaultLeaseSeconds))
+                                        * interval '1 second')
+  ORDER BY i.id DESC
+  LIMIT :limit + 1
+  FOR UPDATE OF i SKIP LOCKED
+),
+chosen AS (
+  SELECT id FROM picked ORDER BY id DESC LIMIT :limit
+),
+retried AS (
+  UPDATE item i SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
+                    updated_at = now()
+  FROM chosen
+  WHERE i.id = chosen.id AND NOT :dryRun
+  RETURNING i.*
+),
+recorded AS (
+  INSERT INTO item_action (item_id, action, actor, note)
+  SELECT id, 'retry', :actor, 'bulk' FROM retried
+)
+SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM retried
+UNION ALL
+SELECT false, (SELECT count(*) FROM picked) > :limit, i.*
+FROM item i JOIN chosen ON chosen.id = i.id
+WHERE :dryRun
+ORDER BY id DESC;
+
+-- name: cancel-matching
+-- An operator's cancel of the items a filter matches (in state :state, pending or failed), with
+-- the same picking, limit, audit and dry run as retry-matching. A cancelled item is never
+-- claimed again unless an operator retries it.
+WITH picked AS MATERIALIZED (
+  SELECT i.id FROM item i
+  WHERE i.state = :state AND i.pruned_at IS NULL
+    AND (CAST(:queues AS text[]) IS NULL OR i.queue = ANY (CAST(:queues AS text[])))
+    AND (CAST(:reason AS text) IS NULL
+         OR strpos(lower(i.last_error), lower(CAST(:reason AS text))) > 0)
+    AND (CAST(:updatedAfter AS timestamptz) IS NULL
+         OR i.updated_at >= CAST(:updatedAfter AS timestamptz))
+    AND (CAST(:updatedBefore AS timestamptz) IS NULL
+         OR i.updated_at < CAST(:updatedBefore AS timestamptz))
+  ORDER BY i.id DESC
+  LIMIT :limit + 1
+  FOR UPDATE OF i SKIP LOCKED
+),
+chosen AS (
+  SELECT id FROM picked ORDER BY id DESC LIMIT :limit
+),
+cancelled AS (
+  UPDATE item i SET state = 'cancelled', claim_token = NULL, updated_at = now()
+  FROM chosen
+  WHERE i.id = chosen.id AND NOT :dryRun
+  RETURNING i.*
+),
+recorded AS (
+  INSERT INTO item_action (item_id, action, actor, note)
+  SELECT id, 'cancel', :actor, 'bulk' FROM cancelled
+)
+SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM cancelled
+UNION ALL
+SELECT false, (SELECT count(*) FROM picked) > :limit, i.*
+FROM item i JOIN chosen ON chosen.id = i.id
+WHERE :dryRun
+ORDER BY id DESC;
+
 -- name: reap-expired-leases
 -- Releases claims whose lease ran out. SKIP LOCKED steps past an item whose complete, fail or
 -- intent is in flight; if that commits first, the row no longer matches state = 'sending' when
@@ -737,6 +822,27 @@ SELECT coalesce(q.queue, p.queue) AS queue,
 FROM per_queue q
 FULL JOIN queue_policy p ON p.queue = q.queue
 ORDER BY 1;
+
+-- name: queue-throughput
+-- Per queue, the attempts finished in the last minute: completes, and fails (retried or final).
+-- attempt_finished serves it, so the cost follows the last minute's work, not the table.
+SELECT i.queue, count(*) FILTER (WHERE a.outcome = 'done') AS done,
+       count(*) FILTER (WHERE a.outcome IN ('retry', 'failed')) AS failed
+FROM attempt a
+JOIN item i ON i.id = a.item_id
+WHERE a.finished_at > now() - interval '1 minute'
+GROUP BY i.queue;
+
+-- name: search
+-- An operator's lookup by whatever is in hand: the item's id, its dedupe key, its idempotency
+-- key (as the provider knows it) or the provider's reference. Exact matches, each through its
+-- own index; the newest 20, in the queues the key may see.
+SELECT * FROM item
+WHERE (id = CAST(:id AS bigint) OR dedupe_key = :text OR idempotency_key = :text
+       OR external_ref = :text)
+  AND (CAST(:queues AS text[]) IS NULL OR queue = ANY (CAST(:queues AS text[])))
+ORDER BY id DESC
+LIMIT 20;
 
 -- name: dead-rows
 -- PostgreSQL's own count, kept up to date by every backend without scanning anything.

@@ -81,5 +81,6 @@ final class ApiExamples {
       """
       {"queues": [{"queue": "emails",
         "counts": {"pending": 12, "sending": 2, "failed": 1}, "dueNextMinute": 4,
-        "oldestDuePendingAgeSeconds": 3.2, "paused": false}]}""";
+        "oldestDuePendingAgeSeconds": 3.2, "paused": false,
+        "doneLastMinute": 640, "failedLastMinute": 3}]}""";
 }

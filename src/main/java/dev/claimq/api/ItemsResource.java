@@ -6,6 +6,7 @@ import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.Outcome;
 import dev.claimq.queue.WorkService;
 import dev.claimq.security.Role;
+import dev.claimq.store.ItemFilter;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
@@ -57,7 +58,9 @@ public class ItemsResource {
   @Operation(
       operationId = "listItems",
       summary = "Browse items, newest first",
-      description = "Filter by queue and/or state; follow nextCursor for older items.")
+      description =
+          "Filter by queue, state, reason (text in the last error, any case) and when the item"
+              + " last changed; follow nextCursor for older items.")
   @APIResponse(
       responseCode = "200",
       description = "A page of items.",
@@ -89,11 +92,31 @@ public class ItemsResource {
           @QueryParam("limit")
           String limit,
       @Parameter(description = "nextCursor of the previous page.") @QueryParam("cursor")
-          String cursor) {
+          String cursor,
+      @Parameter(
+              description = "Only items whose last error contains this text, in any case.",
+              schema = @Schema(type = SchemaType.STRING, minLength = 1, maxLength = 500))
+          @QueryParam("reason")
+          String reason,
+      @Parameter(
+              description = "Only items last changed at or after this RFC 3339 time.",
+              schema = @Schema(type = SchemaType.STRING, format = "date-time"))
+          @QueryParam("updatedAfter")
+          String updatedAfter,
+      @Parameter(
+              description = "Only items last changed before this RFC 3339 time.",
+              schema = @Schema(type = SchemaType.STRING, format = "date-time"))
+          @QueryParam("updatedBefore")
+          String updatedBefore,
+      @Context UriInfo uri) {
     var page =
         operators.list(
-            guard.visible(queue == null ? null : Params.queue(queue)),
-            Params.state(state),
+            new ItemFilter(
+                guard.visible(queue == null ? null : Params.queue(queue)),
+                Params.state(state),
+                Params.encodedText("reason", Params.rawQuery(uri, "reason")),
+                Params.timestamp("updatedAfter", updatedAfter),
+                Params.timestamp("updatedBefore", updatedBefore)),
             Params.beforeId(cursor),
             Params.limit(limit, DEFAULT_PAGE, MAX_PAGE));
     return new Views.ItemPage(

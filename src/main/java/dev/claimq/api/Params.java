@@ -158,6 +158,88 @@ final class Params {
     return instant;
   }
 
+  /** A reason filter from a body: 1 to 500 characters, matched as written; null for none. */
+  static String reason(String value) {
+    return text("reason", value);
+  }
+
+  /**
+   * Free text to look for (a reason, a key), 1 to 500 characters, as written; null for none. A
+   * query parameter comes here still percent-encoded (@Encoded) and is decoded strictly: bytes that
+   * are not UTF-8 are refused, not turned into U+FFFD and looked for.
+   */
+  static String encodedText(String field, String encoded) {
+    if (encoded == null) {
+      return null;
+    }
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    for (int i = 0; i < encoded.length(); i++) {
+      char c = encoded.charAt(i);
+      if (c == '%' && i + 2 < encoded.length()) {
+        int high = Character.digit(encoded.charAt(i + 1), 16);
+        int low = Character.digit(encoded.charAt(i + 2), 16);
+        if (high < 0 || low < 0) {
+          throw new BadRequestException(field, field + " has a broken percent-encoding.");
+        }
+        bytes.write(high * 16 + low);
+        i += 2;
+      } else if (c == '%') {
+        throw new BadRequestException(field, field + " has a broken percent-encoding.");
+      } else if (c == '+') {
+        bytes.write(' ');
+      } else {
+        byte[] plain = String.valueOf(c).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        bytes.write(plain, 0, plain.length);
+      }
+    }
+    String decoded;
+    try {
+      decoded =
+          java.nio.charset.StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+              .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+              .decode(java.nio.ByteBuffer.wrap(bytes.toByteArray()))
+              .toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw new BadRequestException(field, field + " is not UTF-8 text.");
+    }
+    return text(field, decoded);
+  }
+
+  /**
+   * A query parameter as it was sent, still percent-encoded; null when absent. (Repeats are refused
+   * before a resource runs, by AmbiguousRequests.)
+   */
+  static String rawQuery(jakarta.ws.rs.core.UriInfo uri, String name) {
+    String query = uri.getRequestUri().getRawQuery();
+    if (query == null) {
+      return null;
+    }
+    for (String pair : query.split("&")) {
+      int equals = pair.indexOf('=');
+      String key = equals < 0 ? pair : pair.substring(0, equals);
+      if (key.equals(name)) {
+        return equals < 0 ? "" : pair.substring(equals + 1);
+      }
+    }
+    return null;
+  }
+
+  private static String text(String field, String value) {
+    if (value == null) {
+      return null;
+    }
+    if (value.isEmpty() || value.length() > 500) {
+      throw new BadRequestException(
+          field, field + " must be 1 to 500 characters; got " + value.length() + ".");
+    }
+    if (value.indexOf('\u0000') >= 0) {
+      throw new BadRequestException(field, field + " must not contain U+0000.");
+    }
+    return value;
+  }
+
   static String cursor(long beforeId) {
     return Base64.getUrlEncoder()
         .withoutPadding()

@@ -13,6 +13,7 @@ import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.Outcome;
 import dev.claimq.security.Role;
 import dev.claimq.store.NewItem;
+import dev.claimq.store.QueueStats;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
@@ -29,6 +30,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
@@ -267,8 +270,11 @@ public class QueuesResource {
       operationId = "listQueues",
       summary = "Queues and their health",
       description =
-          "Every queue that has items: counts by state, and how long the oldest due pending item"
-              + " has waited (a growing age means workers are not keeping up).")
+          "Every queue with live items, a policy or work in the last minute: live counts by state,"
+              + " how long the oldest due pending item has waited (a growing age means workers"
+              + " are not keeping up), and the last minute's completes and fails. Done and"
+              + " cancelled items are not counted; the cost follows the live items, not the"
+              + " table.")
   @APIResponse(
       responseCode = "200",
       description = "One entry per queue, by name.",
@@ -277,10 +283,18 @@ public class QueuesResource {
               schema = @Schema(implementation = Views.QueueList.class),
               examples = @ExampleObject(name = "queues", value = ApiExamples.QUEUES)))
   public Views.QueueList queues() {
+    Map<String, long[]> lastMinute = operators.throughput();
+    Map<String, QueueStats> byName = new TreeMap<>();
+    operators.queues().forEach(stats -> byName.put(stats.queue(), stats));
+    // A queue drained within the last minute has no live items but has throughput to show.
+    lastMinute
+        .keySet()
+        .forEach(
+            queue -> byName.putIfAbsent(queue, new QueueStats(queue, 0, 0, 0, 0, null, false)));
     return new Views.QueueList(
-        operators.queues().stream()
+        byName.values().stream()
             .filter(stats -> guard.mayUse(stats.queue()))
-            .map(Views.QueueView::of)
+            .map(stats -> Views.QueueView.of(stats, lastMinute.get(stats.queue())))
             .toList());
   }
 

@@ -185,6 +185,39 @@ public final class Requests {
           @Max(86_400)
           Long retryAfterSeconds) {}
 
+  @Schema(
+      name = "BulkRequest",
+      description = "Which items an operator's retry or cancel of many means, and how many.")
+  public record Bulk(
+      @Schema(description = "Only this queue; omit for every queue the key may use.")
+          @Size(max = 64)
+          String queue,
+      @Schema(
+              description =
+                  "The state to act on: failed (the default), or cancelled for a retry, pending"
+                      + " for a cancel.",
+              enumeration = {"failed", "cancelled", "pending"})
+          String state,
+      @Schema(description = "Only items whose last error contains this text, in any case.")
+          @Size(min = 1, max = 500)
+          String reason,
+      @Schema(
+              type = SchemaType.STRING,
+              format = "date-time",
+              description = "Only items last changed at or after this RFC 3339 time.")
+          @Size(max = 64)
+          String updatedAfter,
+      @Schema(
+              type = SchemaType.STRING,
+              format = "date-time",
+              description = "Only items last changed before this RFC 3339 time.")
+          @Size(max = 64)
+          String updatedBefore,
+      @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
+          Boolean dryRun,
+      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100") @Min(1) @Max(500)
+          Integer limit) {}
+
   @Schema(name = "IntentRequest")
   public record Intent(@NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken) {}
 

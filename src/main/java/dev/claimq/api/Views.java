@@ -178,7 +178,9 @@ public final class Views {
         "counts",
         "dueNextMinute",
         "oldestDuePendingAgeSeconds",
-        "paused"
+        "paused",
+        "doneLastMinute",
+        "failedLastMinute"
       })
   public record QueueView(
       String queue,
@@ -191,17 +193,48 @@ public final class Views {
               nullable = true)
           Double oldestDuePendingAgeSeconds,
       @Schema(description = "Claims answer 204 until an operator resumes the queue.")
-          boolean paused) {
+          boolean paused,
+      @Schema(description = "Attempts completed in the last minute: the queue's throughput.")
+          long doneLastMinute,
+      @Schema(description = "Attempts failed (retried or for good) in the last minute.")
+          long failedLastMinute) {
 
-    static QueueView of(QueueStats stats) {
+    /** The queue's live state with its last minute's throughput ({done, failed}, or null). */
+    static QueueView of(QueueStats stats, long[] lastMinute) {
       return new QueueView(
           stats.queue(),
           new StateCounts(stats.pending(), stats.sending(), stats.failed()),
           stats.dueNextMinute(),
           stats.oldestDuePendingAgeSeconds(),
-          stats.paused());
+          stats.paused(),
+          lastMinute == null ? 0 : lastMinute[0],
+          lastMinute == null ? 0 : lastMinute[1]);
     }
   }
+
+  @Schema(
+      name = "Me",
+      description = "The key behind the request: its name, roles and the queues it may use.",
+      requiredProperties = {"name", "roles", "queues"})
+  public record Me(
+      @Schema(description = "The key's name, recorded on what it does.") String name,
+      @Schema(description = "agent, worker and/or operator.") List<String> roles,
+      @Schema(description = "The queues it may use; [\"*\"] for every queue.")
+          List<String> queues) {}
+
+  @Schema(name = "ItemList", requiredProperties = "items")
+  public record ItemList(List<ItemView> items) {}
+
+  @Schema(
+      name = "BulkResult",
+      description =
+          "The items an operator's filtered retry or cancel acted on, or with dryRun would.",
+      requiredProperties = {"dryRun", "items", "more"})
+  public record BulkResult(
+      @Schema(description = "True: nothing was changed; items are what would be.") boolean dryRun,
+      @Schema(description = "Newest first, at most the request's limit.") List<ItemView> items,
+      @Schema(description = "More items match beyond the limit: call again for them.")
+          boolean more) {}
 
   @Schema(name = "QueueList", requiredProperties = "queues")
   public record QueueList(List<QueueView> queues) {}

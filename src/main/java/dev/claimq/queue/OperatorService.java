@@ -3,6 +3,7 @@ package dev.claimq.queue;
 import dev.claimq.store.Attempt;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemAction;
+import dev.claimq.store.ItemFilter;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemState;
 import dev.claimq.store.QueueStats;
@@ -12,6 +13,7 @@ import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -43,9 +45,9 @@ public class OperatorService {
 
   // Browsing reads through Hibernate, which wants a transaction around its session.
   @Transactional
-  public Page list(Set<String> queues, ItemState state, Long beforeId, int limit) {
+  public Page list(ItemFilter filter, Long beforeId, int limit) {
     // One row more than asked tells whether a next page exists without a count.
-    List<Item> rows = items.newestFirst(queues, state, beforeId, limit + 1);
+    List<Item> rows = items.newestFirst(filter, beforeId, limit + 1);
     if (rows.size() <= limit) {
       return new Page(rows, null);
     }
@@ -125,5 +127,40 @@ public class OperatorService {
 
   public List<QueueStats> queues() {
     return items.queueStats();
+  }
+
+  /** Per queue, the completes and fails of the last minute: {done, failed}. */
+  public Map<String, long[]> throughput() {
+    return items.throughput();
+  }
+
+  /** Items whose id, dedupe key, idempotency key or external reference is the text. */
+  public List<Item> search(String text, Set<String> queues) {
+    return items.search(text, queues);
+  }
+
+  /**
+   * Retries up to {@code limit} items the filter matches (failed or cancelled), or on a dry run
+   * says which it would. Each is audited, counted and logged as a single retry is.
+   */
+  public ItemRepository.Matching retryMatching(
+      ItemFilter filter, int limit, boolean dryRun, String actor) {
+    return recorded(items.retryMatching(filter, limit, dryRun, actor), "retry", actor);
+  }
+
+  /** Cancels up to {@code limit} items the filter matches (pending or failed), or previews it. */
+  public ItemRepository.Matching cancelMatching(
+      ItemFilter filter, int limit, boolean dryRun, String actor) {
+    return recorded(items.cancelMatching(filter, limit, dryRun, actor), "cancel", actor);
+  }
+
+  private ItemRepository.Matching recorded(
+      ItemRepository.Matching matching, String action, String actor) {
+    if (matching.changed()) {
+      for (Item item : matching.items()) {
+        counted(metrics, new Answer(Outcome.CHANGED, item), action, actor);
+      }
+    }
+    return matching;
   }
 }

@@ -24,6 +24,11 @@ public class Caller {
     }
   }
 
+  /** The key's roles. */
+  public java.util.Set<String> roles() {
+    return key().roles();
+  }
+
   /** The queues this key is limited to; empty when it may use every queue. */
   public java.util.Set<String> queues() {
     return key().queues();

@@ -142,6 +142,31 @@ public class ItemRepository implements PanacheRepository<Item> {
   private static final Sql FIND_BY_ID = FILE.take("find-by-id", "id");
   private static final Sql QUEUES_BY_ID = FILE.take("queues-by-id", "ids");
   private static final Sql QUEUE_STATS = FILE.take("queue-stats");
+  private static final Sql QUEUE_THROUGHPUT = FILE.take("queue-throughput");
+  private static final Sql SEARCH = FILE.take("search", "id", "text", "queues");
+  private static final Sql RETRY_MATCHING =
+      FILE.take(
+          "retry-matching",
+          "state",
+          "queues",
+          "reason",
+          "updatedAfter",
+          "updatedBefore",
+          "defaultLeaseSeconds",
+          "limit",
+          "dryRun",
+          "actor");
+  private static final Sql CANCEL_MATCHING =
+      FILE.take(
+          "cancel-matching",
+          "state",
+          "queues",
+          "reason",
+          "updatedAfter",
+          "updatedBefore",
+          "limit",
+          "dryRun",
+          "actor");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
   private static final Sql VACUUM = FILE.take("vacuum");
 
@@ -437,6 +462,68 @@ public class ItemRepository implements PanacheRepository<Item> {
     return single(CANCEL.on(dataSource).set("id", id).set("actor", actor));
   }
 
+  /** What a filtered operator action did (or, on a dry run, would do), and whether more match. */
+  public record Matching(List<Item> items, boolean changed, boolean more) {}
+
+  /** Retries up to {@code limit} failed or cancelled items the filter matches, newest first. */
+  public Matching retryMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
+    return matching(
+        RETRY_MATCHING.on(dataSource).set("defaultLeaseSeconds", defaultLeaseSeconds),
+        filter,
+        limit,
+        dryRun,
+        actor);
+  }
+
+  /** Cancels up to {@code limit} pending or failed items the filter matches, newest first. */
+  public Matching cancelMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
+    return matching(CANCEL_MATCHING.on(dataSource), filter, limit, dryRun, actor);
+  }
+
+  private static Matching matching(
+      Sql.Call call, ItemFilter filter, int limit, boolean dryRun, String actor) {
+    boolean[] more = {false};
+    List<Item> items =
+        call.set("state", filter.state().wireName())
+            .set("queues", filter.queueArray())
+            .set("reason", filter.reason())
+            .set("updatedAfter", filter.updatedAfter())
+            .set("updatedBefore", filter.updatedBefore())
+            .set("limit", limit)
+            .set("dryRun", dryRun)
+            .set("actor", actor)
+            .list(
+                row -> {
+                  more[0] = row.getBoolean("more");
+                  return ITEMS.map(row);
+                });
+    return new Matching(items, !dryRun, more[0]);
+  }
+
+  /** Items whose id, dedupe key, idempotency key or external reference is the text; newest 20. */
+  public List<Item> search(String text, Set<String> queues) {
+    Long id = text.matches("[1-9][0-9]{0,17}") ? Long.valueOf(text) : null;
+    return SEARCH
+        .on(dataSource)
+        .set("id", id)
+        .set("text", text)
+        .set("queues", queues.isEmpty() ? null : queues.toArray(String[]::new))
+        .list(ITEMS::map);
+  }
+
+  /** Per queue, the completes and the fails (retried or final) of the last minute. */
+  public Map<String, long[]> throughput() {
+    Map<String, long[]> byQueue = new HashMap<>();
+    QUEUE_THROUGHPUT
+        .on(dataSource)
+        .list(
+            row ->
+                byQueue.put(
+                    row.getString("queue"),
+                    new long[] {row.getLong("done"), row.getLong("failed")}));
+    return byQueue;
+  }
+
   /** Releases up to {@code batchSize} expired claims; returns how many, by queue. */
   public Map<String, Integer> reapExpiredLeases(int batchSize) {
     Map<String, Integer> released = new java.util.TreeMap<>();
@@ -529,16 +616,29 @@ public class ItemRepository implements PanacheRepository<Item> {
    * Newest first, strictly older than {@code beforeId} when given, in {@code queues} when not
    * empty.
    */
-  public List<Item> newestFirst(Set<String> queues, ItemState state, Long beforeId, int limit) {
+  public List<Item> newestFirst(ItemFilter filter, Long beforeId, int limit) {
     List<String> filters = new ArrayList<>();
     Parameters parameters = new Parameters();
-    if (!queues.isEmpty()) {
+    if (!filter.queues().isEmpty()) {
       filters.add("queue in :queues");
-      parameters.and("queues", queues);
+      parameters.and("queues", filter.queues());
     }
-    if (state != null) {
+    if (filter.state() != null) {
       filters.add("state = :state");
-      parameters.and("state", state);
+      parameters.and("state", filter.state());
+    }
+    if (filter.reason() != null) {
+      // locate, not like: the operator's text is matched as it is, % and _ included.
+      filters.add("locate(lower(:reason), lower(lastError)) > 0");
+      parameters.and("reason", filter.reason());
+    }
+    if (filter.updatedAfter() != null) {
+      filters.add("updatedAt >= :updatedAfter");
+      parameters.and("updatedAfter", filter.updatedAfter());
+    }
+    if (filter.updatedBefore() != null) {
+      filters.add("updatedAt < :updatedBefore");
+      parameters.and("updatedBefore", filter.updatedBefore());
     }
     if (beforeId != null) {
       filters.add("id < :beforeId");

@@ -154,6 +154,8 @@ public final class Sql {
       statement.setNull(index, Types.OTHER);
     } else if (value instanceof Instant instant) {
       statement.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+    } else if (value instanceof String[] texts) {
+      statement.setArray(index, statement.getConnection().createArrayOf("text", texts));
     } else {
       statement.setObject(index, value);
     }

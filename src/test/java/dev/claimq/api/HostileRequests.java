@@ -331,6 +331,9 @@ final class HostileRequests {
           switch (name) {
             case "queue" -> targets.queue();
             case "cursor" -> targets.cursor();
+            case "reason", "q" -> "boom";
+            case "updatedAfter" -> "1970-01-01T00:00:00Z";
+            case "updatedBefore" -> "9999-12-31T23:59:59Z";
             default -> queryValue(name, parameter.getValue().path("schema"));
           };
       draft.query.add(new String[] {name, value});
@@ -394,6 +397,14 @@ final class HostileRequests {
         return dedupeKey;
       case "runAt":
         return VALID_RUN_AT;
+      case "updatedAfter":
+        return "1970-01-01T00:00:00Z";
+      case "updatedBefore":
+        return "9999-12-31T23:59:59Z";
+      case "queue":
+        return targets.queue();
+      case "dryRun":
+        return true; // a valid bulk call that changes nothing
       default:
         break;
     }
@@ -1057,17 +1068,41 @@ final class HostileRequests {
           values.add(new String[] {QUERY, "yes", "yes"});
           values.add(new String[] {QUERY, "true + %20", "true%20"});
         }
+        case "updatedAfter", "updatedBefore" -> {
+          values.add(new String[] {QUERY, "yesterday", "yesterday"});
+          values.add(new String[] {QUERY, "no offset", "2026-01-01T00:00:00"});
+          values.add(new String[] {QUERY, "nanoseconds", "2026-01-01T00:00:00.123456789Z"});
+          values.add(new String[] {QUERY, "year 10000", "%2B10000-01-01T00:00:00Z"});
+        }
+        case "reason", "q" -> values.add(new String[] {HUGE, "501 characters", "r".repeat(501)});
         default -> throw new IllegalStateException("say what is hostile for ?" + parameter);
       }
+      // Free text (a reason to look for, a key to search): marks and stray characters are text a
+      // person may well look for, so only a well-formed answer is asked of them, never a 5xx.
+      boolean text = parameter.equals("reason") || parameter.equals("q");
+      List<String[]> texts = new ArrayList<>();
       for (int i = 0; i < variants; i++) {
         String junk = randomPercentJunk();
-        values.add(new String[] {QUERY, "real value + " + junk, "{}" + junk});
+        (text ? texts : values).add(new String[] {QUERY, "real value + " + junk, "{}" + junk});
+      }
+      if (text) {
+        values.removeIf(value -> value[0].equals(MARKS));
+        texts.add(new String[] {MARKS, "%E2%80%AE (U+202E) + real value", "%E2%80%AE{}"});
       }
       for (String[] value : values) {
         refused(
             value[0],
             "query " + parameter + " = " + value[1],
             BAD_QUERY,
+            draft -> draft.setQuery(parameter, value[2]));
+      }
+      for (String[] value : texts) {
+        add(
+            value[0],
+            "query " + parameter + " = " + value[1],
+            Expect.WELL_FORMED,
+            BAD_QUERY,
+            Against.SNAPSHOT,
             draft -> draft.setQuery(parameter, value[2]));
       }
       // Many clients send an empty field for "no filter": taking it so is no fault.

@@ -221,6 +221,23 @@ class ResponsesMatchTheDocumentTest extends AsAdmin {
     check("post", "/v1/items/{id}/cancel", as().post("/v1/items/" + id + "/cancel"));
     check("get", "/v1/items/{id}/actions", as().get("/v1/items/" + last + "/actions"));
     check("get", "/v1/queues", as().get("/v1/queues"));
+    check("get", "/v1/me", as().get("/v1/me"));
+    check("get", "/v1/items:search", as().queryParam("q", id).get("/v1/items:search"));
+    check("get", "/v1/items:search", as().get("/v1/items:search"));
+    check(
+        "get",
+        "/v1/items",
+        as().queryParam("reason", "x").queryParam("updatedAfter", "now").get("/v1/items"));
+    check(
+        "post",
+        "/v1/items:retry",
+        as().body(Map.of("queue", queue, "dryRun", true)).post("/v1/items:retry"));
+    check("post", "/v1/items:retry", as().body(Map.of("state", "done")).post("/v1/items:retry"));
+    check(
+        "post",
+        "/v1/items:cancel",
+        as().body(Map.of("queue", queue, "dryRun", true)).post("/v1/items:cancel"));
+    check("post", "/v1/items:cancel", as().body(Map.of("limit", 0)).post("/v1/items:cancel"));
     check(
         "get",
         "/v1/queues",

@@ -163,7 +163,7 @@ class GeneratedJavaClientTest extends AsAdmin {
     worker.fail(
         last.getId(),
         new FailRequest().claimToken(last.getClaimToken()).error("bounced").retryable(false));
-    ItemPage failedItems = operator.listItems(null, 10, queue, "failed");
+    ItemPage failedItems = operator.listItems(null, 10, queue, null, "failed", null, null);
     Item retried = operator.retry(last.getId(), null);
 
     assertThat(enqueued.getResults()).extracting("status").containsExactly(201, 201);

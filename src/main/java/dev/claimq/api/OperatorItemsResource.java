@@ -1,0 +1,177 @@
+package dev.claimq.api;
+
+import dev.claimq.queue.OperatorService;
+import dev.claimq.security.Caller;
+import dev.claimq.security.Role;
+import dev.claimq.store.ItemFilter;
+import dev.claimq.store.ItemRepository;
+import dev.claimq.store.ItemState;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.util.List;
+import java.util.Set;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * What an operator does to many items at once, and how one finds an item from whatever is in hand;
+ * the console is built on these, and nothing it does is closed to other clients.
+ */
+@Path("/v1")
+@Produces(MediaType.APPLICATION_JSON)
+public class OperatorItemsResource {
+  private final OperatorService operators;
+  private final QueueGuard guard;
+  private final Caller caller;
+
+  OperatorItemsResource(OperatorService operators, QueueGuard guard, Caller caller) {
+    this.operators = operators;
+    this.guard = guard;
+    this.caller = caller;
+  }
+
+  @GET
+  @Path("/me")
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "me",
+      summary = "The key behind this request",
+      description = "Its name, its roles and the queues it may use; any valid key may ask.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The key.",
+      content = @Content(schema = @Schema(implementation = Views.Me.class)))
+  public Views.Me me() {
+    return new Views.Me(
+        caller.name(),
+        caller.roles().stream().sorted().toList(),
+        caller.queues().isEmpty() ? List.of("*") : caller.queues().stream().sorted().toList());
+  }
+
+  @GET
+  @Path("/items:search")
+  @RolesAllowed(Role.OPERATOR)
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "searchItems",
+      summary = "Find items by id, dedupe key, idempotency key or external reference",
+      description =
+          "Exact matches of the text against the item's id, its dedupeKey, its idempotencyKey (as"
+              + " the provider knows it) and its externalRef, in the queues the key may see;"
+              + " the newest 20.")
+  @APIResponse(
+      responseCode = "200",
+      description = "The matching items, newest first (none: an empty list).",
+      content = @Content(schema = @Schema(implementation = Views.ItemList.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.ItemList search(
+      @Parameter(
+              required = true,
+              description = "An id, a dedupe key, an idempotency key or an externalRef.",
+              schema = @Schema(type = SchemaType.STRING, minLength = 1, maxLength = 500))
+          @QueryParam("q")
+          String q,
+      @jakarta.ws.rs.core.Context jakarta.ws.rs.core.UriInfo uri) {
+    String text = Params.encodedText("q", Params.rawQuery(uri, "q"));
+    if (text == null) {
+      throw new BadRequestException("q", "q, the text to look for, is required.");
+    }
+    return new Views.ItemList(
+        operators.search(text, guard.visible(null)).stream().map(ItemView::of).toList());
+  }
+
+  @POST
+  @Path("/items:retry")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @RolesAllowed(Role.OPERATOR)
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "retryMatching",
+      summary = "Retry every item a filter matches, or preview it",
+      description =
+          "Failed items (or, with state cancelled, cancelled ones) matching the filter, newest"
+              + " first, up to limit per call (more: call again). Each is retried as a single"
+              + " retry would be and audited under the key's name; one past its provider's"
+              + " idempotency horizon is left for a single forced retry. With dryRun nothing"
+              + " changes and the answer lists what would. One statement per call.")
+  @APIResponse(
+      responseCode = "200",
+      description = "What was retried, or with dryRun would be.",
+      content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.BulkResult retry(@Valid @NotNull Requests.Bulk body) {
+    ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.CANCELLED));
+    return result(
+        operators.retryMatching(filter, limit(body), dryRun(body), guard.actor()), dryRun(body));
+  }
+
+  @POST
+  @Path("/items:cancel")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @RolesAllowed(Role.OPERATOR)
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "cancelMatching",
+      summary = "Cancel every item a filter matches, or preview it",
+      description =
+          "Failed items (or, with state pending, pending ones) matching the filter, newest first,"
+              + " up to limit per call (more: call again), each cancelled as a single cancel"
+              + " would be and audited under the key's name. With dryRun nothing changes and the"
+              + " answer lists what would. One statement per call.")
+  @APIResponse(
+      responseCode = "200",
+      description = "What was cancelled, or with dryRun would be.",
+      content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.BulkResult cancel(@Valid @NotNull Requests.Bulk body) {
+    ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.PENDING));
+    return result(
+        operators.cancelMatching(filter, limit(body), dryRun(body), guard.actor()), dryRun(body));
+  }
+
+  private ItemFilter filter(Requests.Bulk body, Set<ItemState> allowed) {
+    ItemState state = body.state() == null ? ItemState.FAILED : Params.state(body.state());
+    if (!allowed.contains(state)) {
+      throw new BadRequestException(
+          "state",
+          "state must be one of "
+              + allowed.stream().map(ItemState::wireName).sorted().toList()
+              + " here; got '"
+              + body.state()
+              + "'.");
+    }
+    return new ItemFilter(
+        guard.visible(body.queue() == null ? null : Params.queue(body.queue())),
+        state,
+        Params.reason(body.reason()),
+        Params.timestamp("updatedAfter", body.updatedAfter()),
+        Params.timestamp("updatedBefore", body.updatedBefore()));
+  }
+
+  private static int limit(Requests.Bulk body) {
+    return body.limit() == null ? 100 : body.limit();
+  }
+
+  private static boolean dryRun(Requests.Bulk body) {
+    return Boolean.TRUE.equals(body.dryRun());
+  }
+
+  private static Views.BulkResult result(ItemRepository.Matching matching, boolean dryRun) {
+    return new Views.BulkResult(
+        dryRun, matching.items().stream().map(ItemView::of).toList(), matching.more());
+  }
+}
