@@ -1,0 +1,115 @@
+// Bulk: retry or cancel everything that matches a filter. A dry run first says how many and
+// which; only the confirmation acts, with the same filter, and says what it did.
+
+import { post } from './api.js';
+import { h, heading, problem, replace } from './dom.js';
+import * as filters from './filters.js';
+import { failure } from './overview.js';
+
+/** Per action: the states it takes (the first is the API's default) and its words. */
+const ACTIONS = {
+  retry: { states: ['failed', 'cancelled'], done: 'retried', verb: 'Retry' },
+  cancel: { states: ['failed', 'pending'], done: 'cancelled', verb: 'Cancel' },
+};
+
+export async function render(main, { params, me, say }) {
+  main.append(heading('Bulk retry or cancel'));
+  if (!me.operator) {
+    main.append(h('p', {}, 'Bulk actions need an operator key.'));
+    return;
+  }
+  const action = params.get('action') === 'cancel' ? 'cancel' : 'retry';
+  const radio = (value, label) => h('label', { class: 'choice' },
+    h('input', { type: 'radio', name: 'action', value, id: `bulk-${value}`,
+      checked: value === action }), label);
+  const state = h('select', { id: 'bulk-state', name: 'state' });
+  const form = h('form', { id: 'bulk-form', class: 'filters' },
+    h('fieldset', {}, h('legend', {}, 'Action'), radio('retry', 'Retry'), radio('cancel', 'Cancel')),
+    h('div', { class: 'field' }, h('label', { for: 'bulk-state' }, 'Items in state'), state),
+    filters.fields(params, 'bulk'),
+    h('div', { class: 'field' }, h('label', { for: 'bulk-limit' }, 'At most (1–500)'),
+      h('input', { id: 'bulk-limit', name: 'limit', type: 'text', inputmode: 'numeric',
+        value: params.get('limit') || '100' })),
+    h('div', { class: 'buttons' },
+      h('button', { type: 'submit', id: 'preview' }, 'Preview (dry run)')));
+  const out = h('section', { 'aria-labelledby': 'bulk-result-title', id: 'bulk-result' });
+  main.append(form, out);
+
+  const states = () => ACTIONS[chosenAction()].states;
+  const chosenAction = () => new FormData(form).get('action');
+  function fillStates() {
+    const keep = state.value || params.get('state');
+    replace(state, states().map((s) => h('option', { value: s, selected: s === keep }, s)));
+  }
+  fillStates();
+  form.addEventListener('change', (event) => {
+    if (event.target.name === 'action') {
+      fillStates();
+      replace(out);
+    }
+  });
+
+  /** The request body: the filters, the state, and the limit as typed (the API judges it). */
+  function request(dryRun) {
+    const data = new FormData(form);
+    const limit = data.get('limit');
+    return {
+      ...filters.read(form),
+      state: data.get('state'),
+      dryRun,
+      ...(limit === '' ? {} : { limit: /^\d+$/.test(limit) ? Number(limit) : limit }),
+    };
+  }
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const which = chosenAction();
+    const body = request(true);
+    let preview;
+    try {
+      preview = await post(`/v1/items:${which}`, body);
+    } catch (e) {
+      replace(out, problem(e, 'The dry run was refused'));
+      return;
+    }
+    const words = ACTIONS[which];
+    const count = preview.items.length;
+    const title = h('h2', { id: 'bulk-result-title', tabindex: '-1' }, count === 0
+      ? `No ${body.state} item matches: nothing to ${which}.`
+      : `${count}${preview.more ? '+' : ''} item${count === 1 ? '' : 's'} will be ${words.done}`
+        + `${preview.more ? ` (the first ${count}; more match beyond the limit)` : ''}:`);
+    // The confirmation acts on what was previewed: items changed since the preview (a new
+    // failure, say) are left out by an updatedBefore just past the newest item shown.
+    const upTo = body.updatedBefore || (count === 0 ? undefined
+      : new Date(Math.max(...preview.items.map((i) => Date.parse(i.updatedAt))) + 1).toISOString());
+    const confirm = count === 0 ? null : h('button', { type: 'button', id: 'confirm',
+      class: which === 'cancel' ? 'danger' : null,
+      onclick: () => run(which, { ...body, dryRun: false, updatedBefore: upTo }) },
+    `${words.verb} ${count} item${count === 1 ? '' : 's'}`);
+    replace(out, title, h('ul', { class: 'failures', id: 'bulk-items' }, preview.items.map(failure)),
+      confirm ? [
+        h('p', { class: 'hint' }, `Acts on items changed before ${upTo}, as previewed; anything`
+          + ' that changes after the preview waits for the next one.'),
+        h('div', { class: 'buttons' }, confirm,
+          h('button', { type: 'button', id: 'discard', onclick: () => replace(out) }, 'Discard')),
+      ] : null);
+    title.focus();
+  });
+
+  async function run(which, body) {
+    let done;
+    try {
+      done = await post(`/v1/items:${which}`, body);
+    } catch (e) {
+      replace(out, problem(e, `The bulk ${which} was refused`));
+      return;
+    }
+    const count = done.items.length;
+    const title = h('h2', { id: 'bulk-result-title', tabindex: '-1' },
+      `${count} item${count === 1 ? '' : 's'} ${ACTIONS[which].done}`
+        + `${done.more ? '; more match: preview again for the next ones' : ''}.`);
+    replace(out, title, h('ul', { class: 'failures', id: 'bulk-items' }, done.items.map(failure)));
+    say(`${count} item${count === 1 ? '' : 's'} ${ACTIONS[which].done}.`, 'ok');
+    title.focus();
+  }
+}

@@ -1,0 +1,80 @@
+// Building the page from data without innerHTML: text is always set as text, so nothing an
+// item, a reason or a payload holds can become markup.
+
+/**
+ * h('a', {href: '#/', class: 'x', onclick: fn}, 'text', child): attributes by name, `on…` as
+ * listeners, `hidden`/`disabled` as booleans; children are nodes, strings, or arrays of them.
+ */
+export function h(tag, props, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) element.addEventListener(name.slice(2), value);
+    else if (value === true) element.setAttribute(name, '');
+    else element.setAttribute(name, String(value));
+  }
+  append(element, children);
+  return element;
+}
+
+function append(element, children) {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    if (Array.isArray(child)) append(element, child);
+    else element.append(child instanceof Node ? child : String(child));
+  }
+}
+
+/**
+ * Replaces a container's content, keeping keyboard focus on the element with the same id, so a
+ * refresh every few seconds does not throw a keyboard user back to the top.
+ */
+export function replace(container, ...children) {
+  const focused = document.activeElement && container.contains(document.activeElement)
+    ? document.activeElement.id : null;
+  container.replaceChildren();
+  append(container, children);
+  if (focused) document.getElementById(focused)?.focus();
+}
+
+/** A screen's heading, focused on arrival so that screen readers and Tab start there. */
+export function heading(text) {
+  return h('h1', { tabindex: '-1', class: 'screen-title' }, text);
+}
+
+/** "3 s", "4 min", "2 h", "5 d": how long ago an ISO time was, for a glance. */
+export function age(iso, now = Date.now()) {
+  if (!iso) return '—';
+  return seconds((now - Date.parse(iso)) / 1000);
+}
+
+export function seconds(value) {
+  if (value === null || value === undefined) return '—';
+  const s = Math.max(0, Math.round(value));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h`;
+  return `${Math.floor(s / 86400)} d`;
+}
+
+/** A <time> showing the age, with the exact instant for the pointer and for assistive tech. */
+export function when(iso) {
+  if (!iso) return '—';
+  return h('time', { datetime: iso, title: iso }, `${age(iso)} ago`);
+}
+
+/** A screen's problem message, in place of what could not be loaded. */
+export function problem(error, what) {
+  const status = error.status ? ` (${error.status})` : '';
+  return h('p', { class: 'problem', role: 'alert' }, `${what}: ${error.message}${status}`);
+}
+
+/** A small table whose cells carry their column's name, for the one-column layout on phones. */
+export function table(caption, columns, rows) {
+  return h('div', { class: 'table' },
+    h('table', {},
+      h('caption', {}, caption),
+      h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, rows.map((cells) => h('tr', {},
+        cells.map((cell, i) => h('td', { 'data-label': columns[i] }, cell)))))));
+}

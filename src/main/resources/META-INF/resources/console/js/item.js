@@ -1,0 +1,179 @@
+// One item: why it failed, what each attempt did, what operators did, its payload as stored,
+// and the operator's actions on it: retry, cancel, resolve.
+
+import { ApiError, call, get } from './api.js';
+import { h, heading, problem, replace, when } from './dom.js';
+import { member, pretty } from './json.js';
+
+export async function render(main, { rest, me, say }) {
+  const id = rest[0] || '';
+  main.append(heading(`Item ${id}`));
+  const body = h('div', {});
+  main.append(body);
+
+  async function load() {
+    let answer;
+    try {
+      answer = await call(`/v1/items/${encodeURIComponent(id)}`);
+    } catch (e) {
+      replace(body, problem(e, `Item ${id} could not be read`));
+      return;
+    }
+    const item = answer.body;
+    const [attempts, actions] = await Promise.allSettled([
+      get(`/v1/items/${encodeURIComponent(id)}/attempts`),
+      get(`/v1/items/${encodeURIComponent(id)}/actions`),
+    ]);
+    replace(body,
+      summary(item),
+      actionsPanel(item, me, act),
+      h('section', { 'aria-labelledby': 'attempts-title' },
+        h('h2', { id: 'attempts-title' }, 'Attempts'),
+        attempts.status === 'fulfilled' ? timeline(attempts.value.attempts)
+          : problem(attempts.reason, 'Attempts could not be read')),
+      h('section', { 'aria-labelledby': 'log-title' },
+        h('h2', { id: 'log-title' }, "Operators' actions"),
+        actions.status === 'fulfilled' ? actionLog(actions.value.actions)
+          : problem(actions.reason, 'Actions could not be read')),
+      h('section', { 'aria-labelledby': 'payload-title' },
+        h('h2', { id: 'payload-title' }, 'Payload'),
+        item.pruned ? h('p', {}, 'Pruned: this is a tombstone, its payload is gone.')
+          : h('pre', { class: 'payload', id: 'payload', tabindex: '0' },
+            pretty(member(answer.text, 'payload') || 'null'))));
+  }
+
+  /** Runs an action and shows the item as it is after it; a refusal is said, not hidden. */
+  async function act(label, path, options, done) {
+    try {
+      const { headers } = await call(path, { method: 'POST', ...options });
+      const horizon = headers.get('Idempotency-Horizon-Passed') === 'true'
+        ? ' Its provider may have forgotten the idempotency key: the next send may be a new one.'
+        : '';
+      say(`${done}${horizon}`, 'ok');
+    } catch (e) {
+      const status = e instanceof ApiError && e.status ? ` (${e.status})` : '';
+      say(`${label} refused${status}: ${e.message}`, 'error');
+      if (e.status === 409 && e.problem.type?.endsWith('/idempotency-horizon-passed')) {
+        horizonOffer = true;
+      }
+    }
+    await load();
+    document.getElementById('state')?.focus();
+  }
+
+  let horizonOffer = false;
+  function actionsPanel(item, who, run) {
+    const retry = (force) => run('Retry', `/v1/items/${item.id}/retry`,
+      { query: force ? { force: 'true' } : undefined },
+      `Item ${item.id} is pending again: a worker will claim it.`);
+    const buttons = [];
+    if (item.state === 'failed' || item.state === 'cancelled') {
+      buttons.push(h('button', { type: 'button', id: 'retry', onclick: () => retry(false) },
+        'Retry'));
+      if (horizonOffer) {
+        buttons.push(h('button', { type: 'button', id: 'retry-force', class: 'danger',
+          onclick: () => retry(true) }, 'Retry past the idempotency horizon'));
+      }
+    }
+    if (item.state === 'pending' || item.state === 'failed') {
+      const confirm = h('button', { type: 'button', id: 'cancel-confirm', class: 'danger', hidden: true,
+        onclick: () => run('Cancel', `/v1/items/${item.id}/cancel`, {},
+          `Item ${item.id} is cancelled: no worker will claim it.`) }, 'Yes, cancel it');
+      buttons.push(h('button', { type: 'button', id: 'cancel',
+        onclick: (event) => {
+          event.target.hidden = true;
+          confirm.hidden = false;
+          confirm.focus();
+        } }, 'Cancel…'), confirm);
+    }
+    const resolve = item.state === 'failed' ? resolveForm(item, run) : null;
+    const panel = h('section', { 'aria-labelledby': 'actions-title', id: 'actions', class: 'actions',
+      hidden: !who.operator },
+      h('h2', { id: 'actions-title' }, 'Actions'),
+      buttons.length || resolve ? h('div', { class: 'buttons' }, buttons)
+        : h('p', {}, `No action applies to a ${item.state} item.`),
+      resolve);
+    horizonOffer = false;
+    return panel;
+  }
+
+  await load();
+}
+
+function resolveForm(item, run) {
+  const form = h('form', { id: 'resolve-form' },
+    h('div', { class: 'field' }, h('label', { for: 'resolve-ref' }, "Provider's reference (externalRef)"),
+      h('input', { id: 'resolve-ref', name: 'externalRef', type: 'text' })),
+    h('div', { class: 'field' }, h('label', { for: 'resolve-note' }, 'Note (why)'),
+      h('textarea', { id: 'resolve-note', name: 'note', rows: '2' })),
+    h('button', { type: 'submit', id: 'resolve' }, 'Resolve as done'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const body = {};
+    if (data.get('externalRef')) body.externalRef = data.get('externalRef');
+    if (data.get('note')) body.note = data.get('note');
+    run('Resolve', `/v1/items/${item.id}/resolve`, { body },
+      `Item ${item.id} is done, resolved by hand.`);
+  });
+  // Folded away: the rarer answer, for a send the provider confirms did happen.
+  return h('details', { class: 'resolve' },
+    h('summary', { id: 'resolve-open' }, 'Resolve: it was sent after all…'), form);
+}
+
+function summary(item) {
+  const fact = (term, ...value) => h('div', {}, h('dt', {}, term), h('dd', {}, ...value));
+  const warnings = [];
+  if (item.duplicateSends > 0) {
+    warnings.push(h('p', { class: 'warning', id: 'duplicates' },
+      `Sent twice: ${item.duplicateSends} late success${item.duplicateSends === 1 ? '' : 'es'}`
+        + ' reported after this item was done (duplicate sends).'));
+  }
+  if (item.alreadySent) {
+    warnings.push(h('p', { class: 'warning', id: 'already-sent' },
+      `Already sent: attempt ${item.alreadySent.attempt}'s late complete reported`
+        + ` ${item.alreadySent.externalRef}; the current worker should complete, not send.`));
+  }
+  return h('section', { 'aria-label': 'Summary', class: 'summary-box' },
+    item.lastError ? h('p', { class: 'reason big', id: 'reason' }, item.lastError) : null,
+    warnings,
+    h('dl', { class: 'facts' },
+      fact('State', h('span', { id: 'state', tabindex: '-1', class: `badge ${item.state}` },
+        item.state)),
+      fact('Queue', h('a', { href: `#/queues/${encodeURIComponent(item.queue)}` }, item.queue)),
+      fact('Attempts', `${item.attempts} of ${item.maxAttempts}`),
+      fact('Last worker', item.claimedBy || '—'),
+      fact('Updated', when(item.updatedAt)),
+      fact('Created', when(item.createdAt)),
+      fact('Due', when(item.runAt)),
+      fact('Dedupe key', h('code', {}, item.dedupeKey)),
+      fact('Idempotency key', h('code', {}, item.idempotencyKey)),
+      fact('External reference', item.externalRef ? h('code', {}, item.externalRef) : '—'),
+      fact('Enqueued by', item.enqueuedBy || '—')));
+}
+
+function timeline(attempts) {
+  if (attempts.length === 0) return h('p', {}, 'Never claimed.');
+  return h('ol', { class: 'timeline', id: 'attempts' }, attempts.map((a) => h('li', {},
+    h('p', { class: 'attempt-head' },
+      h('strong', {}, `Attempt ${a.attempt}`), ` by ${a.worker || 'an unnamed worker'}: `,
+      h('span', { class: `badge ${a.outcome || 'open'}` }, a.outcome || 'still open')),
+    h('ul', { class: 'steps' },
+      h('li', {}, 'claimed ', when(a.claimedAt)),
+      a.intentAt ? h('li', {}, 'declared it was about to send ', when(a.intentAt)) : null,
+      a.finishedAt ? h('li', {}, 'finished ', when(a.finishedAt),
+        a.finishedBy ? ` (key ${a.finishedBy})` : '') : null,
+      a.sentUnknown ? h('li', { class: 'warning' }, 'the worker could not tell whether it sent')
+        : null,
+      a.error ? h('li', { class: 'reason' }, a.error) : null,
+      a.lateSuccess ? h('li', { class: 'warning' },
+        `late success: reported ${a.lateSuccess.externalRef} `, when(a.lateSuccess.reportedAt),
+        a.lateSuccess.reportedBy ? ` (key ${a.lateSuccess.reportedBy})` : '') : null))));
+}
+
+function actionLog(actions) {
+  if (actions.length === 0) return h('p', {}, 'No operator has acted on this item.');
+  return h('ol', { class: 'log', id: 'action-log' }, actions.map((a) => h('li', {},
+    h('strong', {}, a.action), ` by ${a.actor} `, when(a.at),
+    a.note ? h('q', {}, a.note) : null)));
+}

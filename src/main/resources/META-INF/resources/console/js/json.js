@@ -1,0 +1,92 @@
+// Payloads are shown as claimq stores them. JSON.parse would turn 0.30000000000000000001 into
+// 0.3 and 1.50 into 1.5, so the console re-indents the text it was sent instead of parsing it.
+
+/** The source text of a top-level member's value in a JSON object's text, or null. */
+export function member(text, name) {
+  let i = skip(text, 0);
+  if (text[i] !== '{') return null;
+  i = skip(text, i + 1);
+  while (i < text.length && text[i] !== '}') {
+    const keyEnd = stringEnd(text, i);
+    const key = JSON.parse(text.slice(i, keyEnd));
+    const start = skip(text, skip(text, keyEnd) + 1); // past the ':'
+    const end = valueEnd(text, start);
+    if (key === name) return text.slice(start, end);
+    i = skip(text, end);
+    if (text[i] === ',') i = skip(text, i + 1);
+  }
+  return null;
+}
+
+/** The same JSON text, two spaces an indent; strings and numbers exactly as they were. */
+export function pretty(text) {
+  let out = '';
+  let depth = 0;
+  const newline = () => `\n${'  '.repeat(depth)}`;
+  for (let i = skip(text, 0); i < text.length; i = skip(text, i)) {
+    const c = text[i];
+    if (c === '"') {
+      const end = stringEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+    } else if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      const next = skip(text, i + 1);
+      if (text[next] === close) {
+        out += c + close;
+        i = next + 1;
+      } else {
+        depth++;
+        out += c + newline();
+        i++;
+      }
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out += newline() + c;
+      i++;
+    } else if (c === ',') {
+      out += `,${newline()}`;
+      i++;
+    } else if (c === ':') {
+      out += ': ';
+      i++;
+    } else {
+      const end = scalarEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+    }
+  }
+  return out;
+}
+
+function skip(text, i) {
+  while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  return i;
+}
+
+function stringEnd(text, i) {
+  for (let j = i + 1; j < text.length; j++) {
+    if (text[j] === '\\') j++;
+    else if (text[j] === '"') return j + 1;
+  }
+  return text.length;
+}
+
+function scalarEnd(text, i) {
+  let j = i;
+  while (j < text.length && !' \t\n\r,:]}'.includes(text[j])) j++;
+  return j;
+}
+
+function valueEnd(text, i) {
+  if (text[i] === '"') return stringEnd(text, i);
+  if (text[i] !== '{' && text[i] !== '[') return scalarEnd(text, i);
+  let depth = 0;
+  for (let j = i; j < text.length; j++) {
+    const c = text[j];
+    if (c === '"') j = stringEnd(text, j) - 1;
+    else if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) return j + 1;
+  }
+  return text.length;
+}

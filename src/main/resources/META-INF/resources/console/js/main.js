@@ -1,0 +1,123 @@
+// The console's shell: sign-in, who is signed in, and a hash router that hands each screen the
+// main element. Screens are modules of their own; each answers a function that stops its timers.
+
+import { ApiError, call, session, whenUnauthorized } from './api.js';
+import { replace } from './dom.js';
+import * as overview from './overview.js';
+import * as failed from './failed.js';
+import * as item from './item.js';
+import * as bulk from './bulk.js';
+import * as queues from './queues.js';
+import * as search from './search.js';
+
+const $ = (id) => document.getElementById(id);
+const main = $('main');
+
+/** The screens by their first path segment: #/failed?queue=emails is failed, with its query. */
+const screens = { '': overview, failed, items: item, bulk, queues, search };
+
+let me = null; // {name, roles, queues, operator}
+let leave = null; // the current screen's clean-up
+let shown = 0; // counts screens shown, so a screen still loading knows it was left
+
+/** Says something to everyone, screen readers included, until the next message. */
+export function say(text, kind = 'info') {
+  const messages = $('messages');
+  messages.className = `messages ${kind}`;
+  messages.textContent = text;
+}
+
+function route() {
+  const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
+  const [name, ...rest] = path.split('/');
+  return { name, rest: rest.map(decodeURIComponent), params: new URLSearchParams(query || '') };
+}
+
+async function show() {
+  if (leave) leave();
+  leave = null;
+  if (!me) return;
+  const where = route();
+  const screen = screens[where.name] || overview;
+  for (const link of document.querySelectorAll('#nav a')) {
+    const current = link.getAttribute('href') === `#/${where.name}`;
+    if (current) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  replace(main);
+  const context = { me, ...where, say };
+  const mine = ++shown;
+  const cleanUp = await screen.render(main, context);
+  if (mine !== shown) {
+    // Left while it loaded: stop its timers, and let the newer screen have the focus.
+    if (cleanUp) cleanUp();
+    return;
+  }
+  leave = cleanUp || null;
+  main.querySelector('h1')?.focus();
+}
+
+/** Who this key is: GET /v1/me, which any valid key may read. */
+async function identify() {
+  const { body } = await call('/v1/me');
+  return { ...body, operator: body.roles.includes('operator') };
+}
+
+function signedOut(reason) {
+  if (leave) leave();
+  leave = null;
+  shown++;
+  me = null;
+  session.clear();
+  replace(main);
+  $('nav').hidden = true;
+  $('who').hidden = true;
+  $('read-only').hidden = true;
+  $('sign-in').hidden = false;
+  $('sign-in-reason').textContent = reason || '';
+  $('api-key').value = '';
+  $('api-key').focus();
+}
+
+async function signIn() {
+  try {
+    me = await identify();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      signedOut('That key was refused (401): it is not one of this service\'s keys. Check it and'
+        + ' try again.');
+    } else {
+      signedOut(`Could not sign in: ${e.message}`);
+    }
+    return;
+  }
+  $('sign-in').hidden = true;
+  $('nav').hidden = false;
+  $('who').hidden = false;
+  $('who-name').textContent = `Signed in as ${me.name} (${me.roles.join(', ')})`;
+  $('read-only').hidden = me.operator;
+  for (const link of document.querySelectorAll('[data-operator]')) {
+    link.closest('li').hidden = !me.operator;
+  }
+  await show();
+}
+
+whenUnauthorized(() => signedOut('The service no longer accepts this key (401). Sign in again.'));
+
+$('sign-in-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const key = $('api-key').value;
+  $('api-key').value = '';
+  session.set(key);
+  say('');
+  signIn();
+});
+
+$('sign-out').addEventListener('click', () => signedOut('Signed out.'));
+window.addEventListener('hashchange', () => {
+  say('');
+  show();
+});
+
+if (session.key()) signIn();
+else signedOut();

@@ -1,0 +1,103 @@
+// Overview: every queue's live counts, refreshed every few seconds, and the latest failures,
+// reason first, so that the first screen already says what went wrong.
+
+import { get } from './api.js';
+import { h, heading, problem, replace, seconds, table, when } from './dom.js';
+
+const REFRESH_MS = 4000;
+const LATEST = 10;
+
+export async function render(main, { me }) {
+  const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
+  const stamp = h('p', { class: 'hint' });
+  const queues = h('section', { 'aria-labelledby': 'queues-title' });
+  const failures = h('section', { 'aria-labelledby': 'latest-title' });
+  // Failures first: they are what an operator comes for, on a phone as on a desktop.
+  main.append(heading('Overview'), summary, stamp, failures, queues);
+
+  async function refresh() {
+    const [queueList, latest] = await Promise.allSettled([
+      get('/v1/queues'),
+      get('/v1/items', { state: 'failed', limit: LATEST }),
+    ]);
+    if (queueList.status === 'fulfilled') {
+      const list = queueList.value.queues;
+      // Read out only when it changes: a screen reader should not hear every refresh.
+      const text = describe(list);
+      if (summary.textContent !== text) summary.textContent = text;
+      replace(queues, queueTable(list));
+    } else {
+      replace(queues, h('h2', { id: 'queues-title' }, 'Queues'),
+        problem(queueList.reason, 'Queues could not be listed'));
+    }
+    replace(failures, latest.status === 'fulfilled'
+      ? latestFailures(latest.value.items)
+      : [h('h2', { id: 'latest-title' }, 'Latest failures'),
+        problem(latest.reason, 'Failed items could not be listed')]);
+    stamp.textContent = `Refreshed at ${new Date().toLocaleTimeString()}; every ${REFRESH_MS / 1000} s.`;
+  }
+
+  await refresh();
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return; // a slow answer never piles up requests
+    busy = true;
+    try {
+      await refresh();
+    } finally {
+      busy = false;
+    }
+  }, REFRESH_MS);
+  return () => clearInterval(timer);
+}
+
+function describe(list) {
+  const total = (state) => list.reduce((sum, q) => sum + q.counts[state], 0);
+  return `${list.length} queue${list.length === 1 ? '' : 's'}: ${total('pending')} pending,`
+    + ` ${total('sending')} sending, ${total('failed')} failed.`;
+}
+
+/** A count per minute, or a dash where the service does not report it. */
+function perMinute(value) {
+  return value === undefined || value === null ? '—' : String(value);
+}
+
+function queueTable(list) {
+  if (list.length === 0) {
+    return [h('h2', { id: 'queues-title' }, 'Queues'),
+      h('p', {}, 'No queue has live items or a policy yet.')];
+  }
+  return [h('h2', { id: 'queues-title' }, 'Queues'), table('Live items by queue',
+    ['Queue', 'Pending', 'Sending', 'Failed', 'Oldest due pending', 'Done last min',
+      'Failed last min', 'Claims'],
+    list.map((q) => [
+      h('a', { href: `#/queues/${encodeURIComponent(q.queue)}`, id: `q-${q.queue}` }, q.queue),
+      String(q.counts.pending),
+      String(q.counts.sending),
+      q.counts.failed > 0
+        ? h('a', { href: `#/failed?queue=${encodeURIComponent(q.queue)}`, id: `qf-${q.queue}`,
+          class: 'failed-count' }, `${q.counts.failed} failed`)
+        : '0',
+      seconds(q.oldestDuePendingAgeSeconds),
+      perMinute(q.doneLastMinute),
+      perMinute(q.failedLastMinute),
+      q.paused ? h('span', { class: 'badge paused' }, 'paused') : 'running',
+    ]))];
+}
+
+function latestFailures(items) {
+  const title = h('h2', { id: 'latest-title' }, 'Latest failures');
+  if (items.length === 0) return [title, h('p', {}, 'No failed items. Nothing waits for you.')];
+  return [title, h('ul', { class: 'failures' }, items.map(failure)),
+    h('p', {}, h('a', { href: '#/failed', id: 'all-failed' }, 'All failed items, with filters'))];
+}
+
+/** One failed item as a list entry: its reason as the link, then where and who. */
+export function failure(item) {
+  return h('li', { class: 'failure' },
+    h('a', { href: `#/items/${item.id}`, id: `fail-${item.id}`, class: 'reason' },
+      item.lastError || '(no reason recorded)'),
+    h('span', { class: 'meta' },
+      `${item.queue} · item ${item.id} · attempt ${item.attempts} of ${item.maxAttempts} · `
+        + `last worker ${item.claimedBy || '—'} · `, when(item.updatedAt)));
+}

@@ -1,0 +1,150 @@
+// Queues: pause and resume claims, and read and change a queue's policy, with who changed what.
+
+import { ApiError, call, get } from './api.js';
+import { h, heading, problem, replace, table, when } from './dom.js';
+
+/** The policy's settings in the API's order, with what each one means to an operator. */
+const SETTINGS = [
+  ['maxAttempts', 'Attempts before an item fails (1–100)'],
+  ['leaseSeconds', 'Lease, seconds'],
+  ['crashLoopAfter', 'Expired leases in a row that fail an item as a crash loop'],
+  ['onUnknownOutcome', 'After an intent and no complete'],
+  ['maxReleases', 'Releases allowed per item'],
+  ['providerKeyTtl', "Provider's idempotency horizon (ISO 8601, e.g. PT24H)"],
+  ['backoffBaseSeconds', 'Delay before the first retry, seconds'],
+  ['backoffCapSeconds', 'Longest delay between attempts, seconds'],
+];
+const TEXT_SETTINGS = ['providerKeyTtl'];
+
+export async function render(main, context) {
+  if (context.rest[0]) return one(main, context, context.rest[0]);
+  return list(main, context);
+}
+
+async function list(main, { me }) {
+  main.append(heading('Queues'));
+  const open = h('form', { id: 'open-queue', class: 'inline' },
+    h('label', { for: 'queue-name' }, 'Open a queue by name'),
+    h('input', { id: 'queue-name', name: 'queue', type: 'text', required: true,
+      spellcheck: 'false' }),
+    h('button', { type: 'submit' }, 'Open'));
+  open.addEventListener('submit', (event) => {
+    event.preventDefault();
+    location.hash = `#/queues/${encodeURIComponent(new FormData(open).get('queue'))}`;
+  });
+  const body = h('div', {});
+  main.append(open, body);
+  try {
+    const { queues } = await get('/v1/queues');
+    replace(body, queues.length === 0 ? h('p', {}, 'No queue has live items or a policy yet.')
+      : table('Queues', ['Queue', 'Pending', 'Failed', 'Claims'], queues.map((q) => [
+        h('a', { href: `#/queues/${encodeURIComponent(q.queue)}` }, q.queue),
+        String(q.counts.pending), String(q.counts.failed),
+        q.paused ? h('span', { class: 'badge paused' }, 'paused') : 'running'])));
+  } catch (e) {
+    replace(body, problem(e, 'Queues could not be listed'));
+  }
+}
+
+async function one(main, { me, say }, queue) {
+  const path = `/v1/queues/${encodeURIComponent(queue)}`;
+  main.append(heading(`Queue ${queue}`));
+  const body = h('div', {});
+  main.append(body);
+
+  async function load() {
+    let policy;
+    try {
+      policy = await get(`${path}/policy`);
+    } catch (e) {
+      replace(body, problem(e, `The policy of ${queue} could not be read`));
+      return;
+    }
+    const log = await get(`${path}/actions`).then((a) => a.actions, (e) => e);
+    replace(body, pausePanel(policy), policyForm(policy), history(log));
+  }
+
+  function pausePanel(policy) {
+    const toggle = policy.paused ? 'resume' : 'pause';
+    return h('section', { 'aria-labelledby': 'claims-title' },
+      h('h2', { id: 'claims-title' }, 'Claims'),
+      h('p', { id: 'claims-state' }, policy.paused
+        ? 'Paused: claims answer 204 and workers wait; enqueues go on.'
+        : 'Running: workers claim its items.'),
+      me.operator ? h('button', { type: 'button', id: toggle, onclick: async () => {
+        try {
+          await call(`${path}/${toggle}`, { method: 'POST' });
+          say(`Queue ${queue} ${policy.paused ? 'resumed' : 'paused'}.`, 'ok');
+        } catch (e) {
+          say(`${toggle} refused (${e.status}): ${e.message}`, 'error');
+        }
+        await load();
+        document.getElementById(policy.paused ? 'pause' : 'resume')?.focus();
+      } }, policy.paused ? 'Resume claims' : 'Pause claims') : null);
+  }
+
+  function policyForm(policy) {
+    const input = ([name, label]) => {
+      const id = `policy-${name}`;
+      const hint = `In effect: ${policy.effective[name] ?? 'none'}${policy[name] === null
+        ? ' (the service default)' : ''}.`;
+      const control = name === 'onUnknownOutcome'
+        ? h('select', { id, name, 'aria-describedby': `${id}-hint`, disabled: !me.operator },
+          ['', 'retry', 'hold'].map((v) => h('option', { value: v, selected: (policy[name] || '') === v },
+            v || 'the service default')))
+        : h('input', { id, name, type: 'text', value: policy[name] ?? '', spellcheck: 'false',
+          inputmode: TEXT_SETTINGS.includes(name) ? null : 'numeric',
+          'aria-describedby': `${id}-hint`, readonly: !me.operator });
+      return h('div', { class: 'field' }, h('label', { for: id }, label), control,
+        h('p', { class: 'hint', id: `${id}-hint` }, hint),
+        h('p', { class: 'field-problem', id: `${id}-problem`, hidden: true }));
+    };
+    const form = h('form', { id: 'policy-form', class: 'policy' },
+      h('p', { class: 'hint' }, 'Empty means the service default.'
+        + (policy.updatedAt ? ` Last changed by ${policy.updatedBy || 'a key'} at ${policy.updatedAt}.` : '')),
+      SETTINGS.map(input),
+      me.operator ? h('button', { type: 'submit', id: 'save-policy' }, 'Save policy') : null);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const data = new FormData(form);
+      const wanted = {};
+      for (const [name] of SETTINGS) {
+        const value = data.get(name);
+        if (value === '' || value === null) continue;
+        // Sent as typed: a number when it is one, else the text, for the API to refuse by name.
+        wanted[name] = TEXT_SETTINGS.includes(name) || name === 'onUnknownOutcome'
+          || !/^-?\d+$/.test(value) ? value : Number(value);
+      }
+      try {
+        await call(`${path}/policy`, { method: 'PUT', body: wanted });
+        say(`Policy of ${queue} saved.`, 'ok');
+        await load();
+        document.getElementById('save-policy')?.focus();
+      } catch (e) {
+        say(`Policy refused${e.status ? ` (${e.status})` : ''}: ${e.message}`, 'error');
+        const field = e instanceof ApiError ? e.field : null;
+        const slot = field && document.getElementById(`policy-${field}-problem`);
+        if (slot) {
+          slot.textContent = e.problem.errors[0].message || e.message;
+          slot.hidden = false;
+          document.getElementById(`policy-${field}`).setAttribute('aria-invalid', 'true');
+          document.getElementById(`policy-${field}`).focus();
+        }
+      }
+    });
+    return h('section', { 'aria-labelledby': 'policy-title' },
+      h('h2', { id: 'policy-title' }, 'Policy'), form);
+  }
+
+  await load();
+}
+
+function history(log) {
+  const title = h('h2', { id: 'queue-log-title' }, 'Changes');
+  if (log instanceof Error) return h('section', {}, title, problem(log, 'Changes could not be read'));
+  return h('section', { 'aria-labelledby': 'queue-log-title' }, title, log.length === 0
+    ? h('p', {}, 'No operator has changed this queue.')
+    : h('ol', { class: 'log', id: 'queue-log' }, log.map((a) => h('li', {},
+      h('strong', {}, a.action), ` by ${a.actor} `, when(a.at),
+      a.policy ? h('code', {}, JSON.stringify(a.policy)) : null))));
+}

@@ -1,0 +1,81 @@
+package dev.claimq.console;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quarkus.test.junit.QuarkusTest;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+
+/** Who may do what in the console is what the API says: the console only shows it. */
+@QuarkusTest
+class ConsoleAccessTest extends ConsoleTest {
+
+  @Test
+  void a_wrong_key_gets_a_clear_screen_and_no_console() {
+    Browser browser = browser();
+    signIn(browser, "not-a-key");
+
+    browser.text(By.id("sign-in-reason"), "That key was refused (401)");
+    assertThat(browser.visible(By.id("api-key")).isDisplayed()).isTrue();
+    assertThat(browser.driver().findElement(By.id("nav")).isDisplayed()).isFalse();
+    assertThat(browser.script("return sessionStorage.length")).isEqualTo(0L);
+  }
+
+  @Test
+  void a_key_without_the_operator_role_reads_without_actions_and_a_forced_action_is_refused() {
+    String id = Seed.failed(uniqueQueue("readonly"), "r/1", "mailer-1", "quota exceeded");
+    Browser browser = browser();
+    signIn(browser, Seed.WORKER);
+    browser.text(By.id("read-only"), "Read-only");
+
+    browser.open("/console/#/items/" + id);
+    browser.text(By.id("reason"), "quota exceeded");
+    assertThat(browser.driver().findElement(By.id("retry")).isDisplayed()).isFalse();
+    assertThat(browser.driver().findElement(By.id("cancel")).isDisplayed()).isFalse();
+
+    // Forced: the hidden buttons shown by hand, as anyone could in the browser's tools.
+    browser.script("document.getElementById('actions').hidden = false");
+    browser.click(By.id("retry"));
+    browser.text(By.id("messages"), "Retry refused (403)");
+    assertThat(Seed.state(id)).isEqualTo("failed");
+  }
+
+  @Test
+  void the_key_is_in_no_url_history_entry_cookie_or_local_storage_after_signing_in() {
+    String id = Seed.failed(uniqueQueue("nokey"), "n/1", "mailer-1", "bounced");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.text(By.id("fail-" + id), "bounced");
+    browser.click(By.id("fail-" + id));
+    browser.text(By.id("state"), "failed");
+    browser.click(By.linkText("Failed items"));
+    browser.visible(By.id("failed-filters"));
+
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> history =
+        (List<Map<String, Object>>) browser.cdp("Page.getNavigationHistory").get("entries");
+    assertThat(history).hasSizeGreaterThanOrEqualTo(3);
+    assertThat(history)
+        .allSatisfy(entry -> assertThat(entry.get("url").toString()).doesNotContain(Seed.OPERATOR));
+    assertThat(browser.driver().getCurrentUrl()).doesNotContain(Seed.OPERATOR);
+    assertThat(browser.driver().manage().getCookies()).isEmpty();
+    assertThat(browser.script("return document.cookie")).isEqualTo("");
+    assertThat(browser.script("return localStorage.length")).isEqualTo(0L);
+    assertThat(
+            browser.script(
+                "return performance.getEntriesByType('resource').map(e => e.name).join(' ')"))
+        .asString()
+        .contains("/v1/items")
+        .doesNotContain(Seed.OPERATOR);
+    // Where it is kept: this tab's session storage, and only there.
+    assertThat(browser.script("return sessionStorage.getItem('claimq.key')"))
+        .isEqualTo(Seed.OPERATOR);
+
+    browser.click(By.id("sign-out"));
+    browser.visible(By.id("api-key"));
+    assertThat(browser.script("return sessionStorage.length")).isEqualTo(0L);
+  }
+}

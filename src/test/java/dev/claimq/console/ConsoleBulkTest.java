@@ -1,0 +1,84 @@
+package dev.claimq.console;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quarkus.test.junit.QuarkusTest;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+
+/** Many items at once: a dry run says how many and which, and only the confirmation acts. */
+@QuarkusTest
+class ConsoleBulkTest extends ConsoleTest {
+
+  @Test
+  void a_bulk_retry_previews_the_matching_items_then_retries_exactly_those() {
+    String queue = uniqueQueue("bulk");
+    List<String> matching =
+        IntStream.range(0, 3)
+            .mapToObj(i -> Seed.failed(queue, "b/" + i, "mailer-1", "HTTP 503 from provider"))
+            .toList();
+    String other = Seed.failed(queue, "b/other", "mailer-1", "invalid address");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.click(By.linkText("Bulk"));
+
+    browser.type(By.id("bulk-queue"), queue);
+    browser.type(By.id("bulk-reason"), "http 503");
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result-title"), "3 items will be retried");
+    String listed = browser.visible(By.id("bulk-items")).getText();
+    assertThat(listed).contains("HTTP 503 from provider").doesNotContain("invalid address");
+    for (String id : matching) {
+      browser.visible(By.id("fail-" + id));
+      assertThat(Seed.state(id)).as("a dry run changes nothing").isEqualTo("failed");
+    }
+    browser.screenshot("bulk-preview-1280");
+
+    browser.click(By.id("confirm"));
+    browser.text(By.id("bulk-result-title"), "3 items retried");
+    browser.text(By.id("messages"), "3 items retried");
+    for (String id : matching) {
+      assertThat(Seed.state(id)).isEqualTo("pending");
+      Seed.as(Seed.OPERATOR)
+          .get("/v1/items/{id}/actions", id)
+          .then()
+          .body("actions[0].action", org.hamcrest.Matchers.equalTo("retry"))
+          .body("actions[0].actor", org.hamcrest.Matchers.equalTo("dev-operator"));
+    }
+    assertThat(Seed.state(other)).isEqualTo("failed");
+  }
+
+  @Test
+  void a_bulk_cancel_says_when_more_match_than_its_limit_and_acts_on_the_previewed_ones_only()
+      throws Exception {
+    String queue = uniqueQueue("bulkcancel");
+    List<String> items =
+        IntStream.range(0, 3)
+            .mapToObj(i -> Seed.failed(queue, "c/" + i, "mailer-1", "gone for good"))
+            .toList();
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/bulk?queue=" + queue + "&action=cancel");
+
+    browser.type(By.id("bulk-limit"), "2");
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result-title"), "2+ items will be cancelled");
+    browser.text(By.id("bulk-result-title"), "more match beyond the limit");
+    // Newest first: the two last made.
+    browser.visible(By.id("fail-" + items.get(2)));
+    browser.visible(By.id("fail-" + items.get(1)));
+
+    // A new failure after the preview is not part of what was confirmed.
+    Thread.sleep(5);
+    String late = Seed.failed(queue, "c/late", "mailer-1", "gone for good");
+    browser.click(By.id("confirm"));
+    browser.text(By.id("bulk-result-title"), "2 items cancelled; more match");
+    assertThat(Seed.state(items.get(2))).isEqualTo("cancelled");
+    assertThat(Seed.state(items.get(1))).isEqualTo("cancelled");
+    assertThat(Seed.state(items.get(0))).isEqualTo("failed");
+    assertThat(Seed.state(late)).isEqualTo("failed");
+  }
+}

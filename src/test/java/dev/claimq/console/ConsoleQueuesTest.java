@@ -1,0 +1,83 @@
+package dev.claimq.console;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+
+/** An operator pauses and resumes a queue's claims and changes its policy from the console. */
+@QuarkusTest
+class ConsoleQueuesTest extends ConsoleTest {
+
+  @Test
+  void pause_and_resume_a_queue() {
+    String queue = uniqueQueue("pause");
+    Seed.enqueue(queue, "p/1", "{}", 3);
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.click(By.id("q-" + queue));
+    browser.text(By.id("claims-state"), "Running");
+
+    browser.click(By.id("pause"));
+    browser.text(By.id("claims-state"), "Paused");
+    assertThat(policy(queue).getBoolean("paused")).isTrue();
+    // Claims answer 204 while paused: the API, not the page, says it is paused.
+    Seed.as(Seed.WORKER)
+        .contentType("application/json")
+        .body("{}")
+        .post("/v1/queues/{queue}/claim", queue)
+        .then()
+        .statusCode(204);
+
+    browser.click(By.id("resume"));
+    browser.text(By.id("claims-state"), "Running");
+    assertThat(policy(queue).getBoolean("paused")).isFalse();
+    browser.text(By.id("queue-log"), "resume by dev-operator");
+    assertThat(browser.visible(By.id("queue-log")).getText()).contains("pause by dev-operator");
+  }
+
+  @Test
+  void edit_a_policy_and_see_a_refused_value_named_not_rewritten() {
+    String queue = uniqueQueue("policy");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/queues/" + queue);
+
+    browser.type(By.id("policy-maxAttempts"), "7");
+    browser.type(By.id("policy-providerKeyTtl"), "PT24H");
+    browser.click(By.id("save-policy"));
+    browser.text(By.id("messages"), "saved");
+    JsonPath saved = policy(queue);
+    assertThat(saved.getInt("maxAttempts")).isEqualTo(7);
+    assertThat(saved.getString("providerKeyTtl")).isEqualTo("PT24H");
+    assertThat(saved.getInt("effective.maxAttempts")).isEqualTo(7);
+    browser.text(By.id("policy-maxAttempts-hint"), "In effect: 7");
+
+    // Typed wrong: sent as typed, and refused by the API; the page does not guess a number.
+    browser.type(By.id("policy-leaseSeconds"), "sixty");
+    browser.click(By.id("save-policy"));
+    browser.text(By.id("messages"), "Policy refused (400): The value of 'leaseSeconds'");
+    assertThat(policy(queue).getString("leaseSeconds")).isNull();
+
+    // Out of range: the API names the field, and the page says it there and moves focus to it.
+    browser.type(By.id("policy-leaseSeconds"), "");
+    browser.type(By.id("policy-maxAttempts"), "0");
+    browser.click(By.id("save-policy"));
+    browser.text(By.id("messages"), "Policy refused (400)");
+    assertThat(browser.visible(By.id("policy-maxAttempts-problem")).getText()).isNotBlank();
+    assertThat(browser.focused().getAttribute("id")).isEqualTo("policy-maxAttempts");
+    assertThat(policy(queue).getInt("maxAttempts")).isEqualTo(7);
+  }
+
+  private static JsonPath policy(String queue) {
+    return Seed.as(Seed.OPERATOR)
+        .get("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200)
+        .extract()
+        .jsonPath();
+  }
+}

@@ -1,0 +1,63 @@
+package dev.claimq.console;
+
+import static io.restassured.RestAssured.given;
+
+import io.restassured.http.ContentType;
+import io.restassured.specification.RequestSpecification;
+import java.util.Map;
+
+/** Data for the console tests, made through the real API with the documented dev keys. */
+final class Seed {
+  static final String AGENT = "dev-agent-key";
+  static final String WORKER = "dev-worker-key";
+  static final String OPERATOR = "dev-operator-key";
+
+  private Seed() {}
+
+  static RequestSpecification as(String key) {
+    return given().header("Authorization", "Bearer " + key);
+  }
+
+  static String enqueue(String queue, String dedupeKey, String payloadJson, int maxAttempts) {
+    return as(AGENT)
+        .contentType(ContentType.JSON)
+        .body(
+            "{\"dedupeKey\": \""
+                + dedupeKey
+                + "\", \"maxAttempts\": "
+                + maxAttempts
+                + ", \"payload\": "
+                + payloadJson
+                + "}")
+        .post("/v1/queues/{queue}/items", queue)
+        .then()
+        .statusCode(201)
+        .extract()
+        .path("id");
+  }
+
+  /** An item that one attempt by this worker failed for good, with this reason. */
+  static String failed(String queue, String dedupeKey, String worker, String reason) {
+    String id = enqueue(queue, dedupeKey, "{\"to\": \"ada@example.com\"}", 1);
+    String token =
+        as(WORKER)
+            .contentType(ContentType.JSON)
+            .body(Map.of("worker", worker))
+            .post("/v1/items/{id}/claim", id)
+            .then()
+            .statusCode(200)
+            .extract()
+            .path("claimToken");
+    as(WORKER)
+        .contentType(ContentType.JSON)
+        .body(Map.of("claimToken", token, "error", reason, "retryable", false))
+        .post("/v1/items/{id}/fail", id)
+        .then()
+        .statusCode(200);
+    return id;
+  }
+
+  static String state(String id) {
+    return as(OPERATOR).get("/v1/items/{id}", id).then().statusCode(200).extract().path("state");
+  }
+}
