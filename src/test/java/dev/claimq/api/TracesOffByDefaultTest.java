@@ -5,6 +5,7 @@ import static dev.claimq.Api.complete;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.LogCapture;
@@ -85,18 +86,22 @@ class TracesOffByDefaultTest extends AsAdmin {
   }
 
   @Test
-  void requests_send_nothing_to_a_collector_and_log_nothing_about_one() throws Exception {
+  void requests_with_traced_items_send_nothing_to_a_collector_and_log_nothing_about_one()
+      throws Exception {
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     try (LogCapture log = LogCapture.start(Level.WARNING)) {
       String queue = uniqueQueue("untraced");
       for (int i = 0; i < 5; i++) {
         Response created =
             json()
+                .header("traceparent", traceparent)
                 .body(Map.of("dedupeKey", "k" + i, "payload", i))
                 .post("/v1/queues/{q}/items", queue);
-        created.then().statusCode(201);
+        // Stored and handed over all the same: the agent's trace goes on in the worker.
+        created.then().statusCode(201).body("traceparent", equalTo(traceparent));
         String id = created.path("id");
         Response claimed = claim(id, Map.of());
-        claimed.then().statusCode(200);
+        claimed.then().statusCode(200).body("traceparent", equalTo(traceparent));
         complete(id, Map.of("claimToken", claimed.path("claimToken"))).then().statusCode(200);
       }
       Thread.sleep(1_000); // ample for a 10 ms batch delay and a connect to a local port
