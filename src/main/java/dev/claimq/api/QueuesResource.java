@@ -12,7 +12,9 @@ import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.Outcome;
 import dev.claimq.security.Role;
+import dev.claimq.store.Item;
 import dev.claimq.store.NewItem;
+import io.opentelemetry.api.trace.SpanContext;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
@@ -29,6 +31,7 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -54,6 +57,7 @@ public class QueuesResource {
   private final BatchService batches;
   private final OperatorService operators;
   private final QueueGuard guard;
+  private final ItemTraces traces;
   private final int maxPayloadBytes;
   // A payload as jsonb will hold it: numbers written out in full (1e300 is 301 digits there).
   private final ObjectWriter storedForm;
@@ -64,6 +68,7 @@ public class QueuesResource {
       BatchService batches,
       OperatorService operators,
       QueueGuard guard,
+      ItemTraces traces,
       ClaimqConfig config,
       ObjectMapper json) {
     this.maxPayloadBytes = config.limits().payloadBytes();
@@ -73,6 +78,7 @@ public class QueuesResource {
     this.batches = batches;
     this.operators = operators;
     this.guard = guard;
+    this.traces = traces;
   }
 
   @RolesAllowed(Role.AGENT)
@@ -217,12 +223,18 @@ public class QueuesResource {
   private Uni<Response> claim(
       String queue, String worker, Integer leaseSeconds, Integer waitSeconds, Integer max) {
     Duration wait = Duration.ofSeconds(waitSeconds == null ? 0 : waitSeconds);
+    SpanContext request = ItemTraces.request();
     return claimOrWait
         .claimNext(guard.queue(Params.queue(queue)), worker, leaseSeconds, max, wait)
         .map(
             claims -> {
               if (claims.isEmpty()) {
                 return Response.noContent().build();
+              }
+              // From the claims' answer on: a long poll's wait before it is no part of a claim.
+              Instant claimed = Instant.now();
+              for (Item item : claims) {
+                traces.record("claimq.claim", item, Outcome.CHANGED, request, claimed);
               }
               if (max == null) {
                 return Response.ok(ClaimedItemView.of(claims.get(0))).build();

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.InMemorySpans;
 import dev.claimq.LogCapture;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -26,7 +27,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The shipped configuration exports nothing and logs nothing about a collector: here the OTLP
- * endpoint points at a listener of the test's own, which counts the connections it gets.
+ * endpoint points at a listener of the test's own, which counts the connections it gets, and only
+ * the test's in-memory exporter (which would take the OTLP exporter's place) is left out.
  */
 @QuarkusTest
 @TestProfile(TracesOffByDefaultTest.Shipped.class)
@@ -41,7 +43,9 @@ class TracesOffByDefaultTest extends AsAdmin {
           "http://127.0.0.1:" + collectorPort(),
           // Were export on, it would be tried within milliseconds of a span's end.
           "quarkus.otel.bsp.schedule.delay",
-          "10ms");
+          "10ms",
+          "quarkus.arc.exclude-types",
+          InMemorySpans.class.getName());
     }
   }
 

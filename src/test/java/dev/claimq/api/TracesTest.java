@@ -5,6 +5,7 @@ import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueue;
 import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
@@ -18,7 +19,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.AgentSpan;
 import dev.claimq.AsAdmin;
+import dev.claimq.InMemorySpans;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.Header;
 import io.restassured.http.Headers;
 import io.restassured.response.Response;
@@ -29,17 +37,161 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * Traces carried from agent to worker: an enqueue's traceparent is stored exactly as sent and shown
- * on every claim and read.
+ * Traces carried from agent to worker: an enqueue's traceparent is stored exactly as sent, shown on
+ * every claim and read, and continued by the spans of the item's claims and finishes, with the SDK
+ * on and its spans caught in memory. What the default (tracing off) does is in
+ * TracesOffByDefaultTest.
  */
 @QuarkusTest
+@TestProfile(InMemorySpans.On.class)
 class TracesTest extends AsAdmin {
 
+  private static final AttributeKey<String> ITEM_ID = AttributeKey.stringKey("claimq.item.id");
+  private static final AttributeKey<String> QUEUE = AttributeKey.stringKey("claimq.queue");
+  private static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("claimq.attempt");
+  private static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("claimq.outcome");
+
+  @Inject InMemorySpanExporter exported;
   @Inject DataSource dataSource;
+
+  @Test
+  void one_trace_runs_from_the_agents_enqueue_through_the_claim_to_the_complete() {
+    AgentSpan agent = AgentSpan.next();
+    String queue = uniqueQueue("traced");
+    String id = enqueuedWith(agent.traceparent(), queue, "welcome/1");
+
+    Response claimed = claimNext(queue, Map.of("worker", "w1"));
+    claimed.then().statusCode(200).body("id", equalTo(id));
+    complete(id, Map.of("claimToken", claimed.path("claimToken"), "externalRef", "msg-1"))
+        .then()
+        .statusCode(200);
+
+    List<SpanData> trace =
+        spansUntil(spans -> inTrace(spans, agent).size() >= 3, agent.traceId(), "3 spans");
+    assertThat(trace)
+        .extracting(SpanData::getName)
+        .containsExactlyInAnyOrder(
+            "POST /v1/queues/{queue}/items", "claimq.claim", "claimq.complete");
+
+    // The enqueue's own server span continues the agent's span...
+    SpanData enqueue = named(trace, "POST /v1/queues/{queue}/items");
+    assertThat(enqueue.getKind()).isEqualTo(SpanKind.SERVER);
+    assertThat(enqueue.getParentSpanId()).isEqualTo(agent.spanId());
+    assertThat(enqueue.getParentSpanContext().isRemote()).isTrue();
+
+    // ...and so do the claim and the complete, each linked to the request that did it.
+    SpanData claim = named(trace, "claimq.claim");
+    assertItemSpan(claim, agent, id, queue, 1, "changed");
+    assertLinkedTo(claim, "POST /v1/queues/{queue}/claim");
+    SpanData done = named(trace, "claimq.complete");
+    assertItemSpan(done, agent, id, queue, 1, "changed");
+    assertLinkedTo(done, "POST /v1/items/{id}/complete");
+  }
+
+  @Test
+  void a_claim_by_id_and_a_fail_are_in_the_agents_trace_too_and_so_is_the_next_attempt() {
+    AgentSpan agent = AgentSpan.next();
+    String queue = uniqueQueue("traced");
+    String id = enqueuedWith(agent.traceparent(), queue, "retry/1");
+
+    Response first = claim(id, Map.of("worker", "w1"));
+    first.then().statusCode(200);
+    fail(id, Map.of("claimToken", first.path("claimToken"), "error", "429", "retryAfterSeconds", 0))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("pending"));
+    Response second = claim(id, Map.of("worker", "w2"));
+    second.then().statusCode(200).body("attempts", equalTo(2));
+    // A stale fail still tells the trace what happened to the item: a refused report.
+    fail(id, Map.of("claimToken", first.path("claimToken"), "error", "late"))
+        .then()
+        .statusCode(409);
+
+    List<SpanData> trace =
+        spansUntil(spans -> inTrace(spans, agent).size() >= 5, agent.traceId(), "5 spans");
+    List<SpanData> claims = trace.stream().filter(s -> s.getName().equals("claimq.claim")).toList();
+    assertThat(claims).hasSize(2);
+    assertThat(claims)
+        .extracting(s -> s.getAttributes().get(ATTEMPT))
+        .containsExactlyInAnyOrder(1L, 2L);
+    for (SpanData claim : claims) {
+      assertItemSpan(claim, agent, id, queue, claim.getAttributes().get(ATTEMPT), "changed");
+      assertLinkedTo(claim, "POST /v1/items/{id}/claim");
+    }
+    List<SpanData> fails = trace.stream().filter(s -> s.getName().equals("claimq.fail")).toList();
+    assertThat(fails)
+        .extracting(s -> s.getAttributes().get(OUTCOME))
+        .containsExactlyInAnyOrder("changed", "stale_claim");
+    for (SpanData failed : fails) {
+      long attempt = "changed".equals(failed.getAttributes().get(OUTCOME)) ? 1 : 2;
+      assertItemSpan(failed, agent, id, queue, attempt, failed.getAttributes().get(OUTCOME));
+      assertLinkedTo(failed, "POST /v1/items/{id}/fail");
+    }
+  }
+
+  @Test
+  void each_item_of_a_batch_claim_and_of_a_batch_complete_has_its_span() {
+    AgentSpan agent = AgentSpan.next();
+    String queue = uniqueQueue("traced");
+    enqueueBatch(
+            queue,
+            agent.traceparent(),
+            List.of(Map.of("dedupeKey", "a", "payload", 1), Map.of("dedupeKey", "b", "payload", 2)))
+        .then()
+        .statusCode(200);
+
+    List<Map<String, Object>> items =
+        json().body(Map.of("max", 5)).post("/v1/queues/{q}/claim:batch", queue).path("items");
+    assertThat(items).hasSize(2);
+    List<Map<String, Object>> completes = new ArrayList<>();
+    for (Map<String, Object> claimed : items) {
+      completes.add(Map.of("id", claimed.get("id"), "claimToken", claimed.get("claimToken")));
+    }
+    json()
+        .urlEncodingEnabled(false)
+        .body(Map.of("items", completes))
+        .post("/v1/items:complete")
+        .then()
+        .statusCode(200)
+        .body("results.status", equalTo(List.of(200, 200)));
+
+    List<SpanData> trace =
+        spansUntil(spans -> inTrace(spans, agent).size() >= 5, agent.traceId(), "5 spans");
+    for (Map<String, Object> claimed : items) {
+      String id = (String) claimed.get("id");
+      List<SpanData> ofItem =
+          trace.stream().filter(s -> id.equals(s.getAttributes().get(ITEM_ID))).toList();
+      assertThat(ofItem)
+          .extracting(SpanData::getName)
+          .containsExactlyInAnyOrder("claimq.claim", "claimq.complete");
+      assertItemSpan(named(ofItem, "claimq.claim"), agent, id, queue, 1, "changed");
+      assertLinkedTo(named(ofItem, "claimq.claim"), "POST /v1/queues/{queue}/claim:batch");
+      assertItemSpan(named(ofItem, "claimq.complete"), agent, id, queue, 1, "changed");
+      assertLinkedTo(named(ofItem, "claimq.complete"), "POST /v1/items:complete");
+    }
+  }
+
+  @Test
+  void an_item_enqueued_without_a_traceparent_adds_no_spans_of_its_own() {
+    String queue = uniqueQueue("untraced");
+    String id = enqueued(queue, "k", 1);
+    Response claimed = claim(id, Map.of());
+    claimed.then().statusCode(200).body("traceparent", nullValue());
+    complete(id, Map.of("claimToken", claimed.path("claimToken"))).then().statusCode(200);
+
+    // The requests themselves are spans, as every request is; the item has none of its own.
+    spansUntil(
+        spans -> spans.stream().anyMatch(s -> s.getName().equals("POST /v1/items/{id}/complete")),
+        null,
+        "the complete's server span");
+    assertThat(exported.getFinishedSpanItems())
+        .noneMatch(s -> id.equals(s.getAttributes().get(ITEM_ID)));
+  }
 
   @Test
   void the_traceparent_comes_back_exactly_on_every_claim_and_every_read() {
@@ -251,5 +403,52 @@ class TracesTest extends AsAdmin {
     assertThat(fields.indexOf("priorAttempts")).isLessThan(fields.indexOf("claimToken"));
     assertThat(item.get("traceparent").isNull() ? null : item.get("traceparent").asText())
         .isEqualTo(traceparent);
+  }
+
+  private void assertItemSpan(
+      SpanData span, AgentSpan agent, String id, String queue, long attempt, String outcome) {
+    assertThat(span.getKind()).isEqualTo(SpanKind.INTERNAL);
+    assertThat(span.getTraceId()).isEqualTo(agent.traceId());
+    assertThat(span.getParentSpanId()).isEqualTo(agent.spanId());
+    assertThat(span.getAttributes().get(ITEM_ID)).isEqualTo(id);
+    assertThat(span.getAttributes().get(QUEUE)).isEqualTo(queue);
+    assertThat(span.getAttributes().get(ATTEMPT)).isEqualTo(attempt);
+    assertThat(span.getAttributes().get(OUTCOME)).isEqualTo(outcome);
+    assertThat(span.getEndEpochNanos()).isGreaterThanOrEqualTo(span.getStartEpochNanos());
+  }
+
+  /** The span links to exactly one span: the server span of the request named, in its trace. */
+  private void assertLinkedTo(SpanData span, String request) {
+    assertThat(span.getLinks()).hasSize(1);
+    SpanContext linked = span.getLinks().get(0).getSpanContext();
+    SpanData server =
+        spansUntil(
+                spans -> spans.stream().anyMatch(s -> s.getSpanId().equals(linked.getSpanId())),
+                linked.getTraceId(),
+                "the linked span")
+            .stream()
+            .filter(s -> s.getSpanId().equals(linked.getSpanId()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(server.getKind()).isEqualTo(SpanKind.SERVER);
+    assertThat(server.getName()).isEqualTo(request);
+  }
+
+  private static SpanData named(List<SpanData> spans, String name) {
+    List<SpanData> named = spans.stream().filter(s -> s.getName().equals(name)).toList();
+    assertThat(named).as("spans named %s", name).hasSize(1);
+    return named.get(0);
+  }
+
+  private static List<SpanData> inTrace(List<SpanData> spans, AgentSpan agent) {
+    return spans.stream().filter(s -> s.getTraceId().equals(agent.traceId())).toList();
+  }
+
+  /** The exported spans, of this trace when given, once {@code ready} holds of all of them. */
+  private List<SpanData> spansUntil(Predicate<List<SpanData>> ready, String traceId, String what) {
+    List<SpanData> spans = InMemorySpans.until(exported, ready, what);
+    return traceId == null
+        ? spans
+        : spans.stream().filter(s -> s.getTraceId().equals(traceId)).toList();
   }
 }
