@@ -16,13 +16,15 @@
 -- key was taken, the row that holds it comes back unchanged, with whether its payload is equal
 -- (jsonb equality: key order and white space do not matter, 1.0 equals 1). No row at all means
 -- the holder committed after this statement's snapshot was taken, or was deleted since: go again.
--- An item without maxAttempts takes the queue's policy, or else the service's default.
+-- An item without maxAttempts takes the queue's policy, or else the service's default. A replay
+-- keeps the holder's traceparent: the item's trace is the one that made it.
 WITH inserted AS (
-  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
+  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
+                    traceparent)
   VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority,
           coalesce(:maxAttempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                    :defaultMaxAttempts),
-          coalesce(:runAt, now()), :enqueuedBy)
+          coalesce(:runAt, now()), :enqueuedBy, :traceparent)
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
 )
@@ -45,14 +47,15 @@ WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM ins
 WITH input AS (
   SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
                 AS e(ord int, dedupe_key text, payload jsonb, priority int, max_attempts int,
-                     run_at timestamptz)
+                     run_at timestamptz, traceparent text)
 ),
 inserted AS (
-  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
+  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
+                    traceparent)
   SELECT :queue, dedupe_key, payload, priority,
          coalesce(max_attempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                   :defaultMaxAttempts),
-         coalesce(run_at, now()), :enqueuedBy
+         coalesce(run_at, now()), :enqueuedBy, traceparent
   FROM input
   ORDER BY ord
   ON CONFLICT (queue, dedupe_key) DO NOTHING

@@ -77,7 +77,8 @@ public class ItemRepository implements PanacheRepository<Item> {
           "maxAttempts",
           "defaultMaxAttempts",
           "runAt",
-          "enqueuedBy");
+          "enqueuedBy",
+          "traceparent");
   private static final Sql ENQUEUE_BATCH =
       FILE.take("enqueue-batch", "queue", "batch", "defaultMaxAttempts", "enqueuedBy");
   private static final Sql CLAIM =
@@ -207,6 +208,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("defaultMaxAttempts", defaultMaxAttempts)
         .set("runAt", item.runAt())
         .set("enqueuedBy", item.enqueuedBy())
+        .set("traceparent", item.traceparent())
         .list(ItemRepository::keyHolder)
         .stream()
         .reduce(ItemRepository::onlyOne);
