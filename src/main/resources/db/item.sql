@@ -482,13 +482,13 @@ SELECT true AS changed, * FROM cancelled
 UNION ALL
 SELECT false, * FROM unchanged;
 
--- name: retry-matching
--- An operator's retry of the items a filter matches (in state :state, failed or cancelled),
+-- name: act-on-matching
+-- An operator's retry or cancel (:action) of the items a filter matches, in state :state,
 -- newest first, at most :limit of them; one more is picked to tell whether more match. Each
--- changes exactly as the single retry changes it, and is audited. An item past its provider's
--- idempotency horizon is not picked: only a single, forced retry sends it again. SKIP LOCKED
--- steps past an item a worker or another operator is changing right now, and the lock rechecks
--- the filter. With :dryRun the picked items come back as they are, unchanged.
+-- changes exactly as the single retry or cancel changes it, and is audited. A retry does not pick
+-- an item past its provider's idempotency horizon: only a single, forced retry sends it again.
+-- SKIP LOCKED steps past an item a worker or another operator is changing right now, and the
+-- lock rechecks the filter. With :dryRun the picked items come back as they are, unchanged.
 WITH picked AS MATERIALIZED (
   SELECT i.id FROM item i
   LEFT JOIN queue_policy p ON p.queue = i.queue
@@ -500,7 +500,7 @@ WITH picked AS MATERIALIZED (
          OR i.updated_at >= CAST(:updatedAfter AS timestamptz))
     AND (CAST(:updatedBefore AS timestamptz) IS NULL
          OR i.updated_at < CAST(:updatedBefore AS timestamptz))
-    AND NOT (p.provider_key_ttl_seconds IS NOT NULL
+    AND NOT (:action = 'retry' AND p.provider_key_ttl_seconds IS NOT NULL
              AND now() > i.created_at + (p.provider_key_ttl_seconds
                                          - coalesce(p.lease_seconds, :defaultLeaseSeconds))
                                         * interval '1 second')
@@ -511,56 +511,21 @@ WITH picked AS MATERIALIZED (
 chosen AS (
   SELECT id FROM picked ORDER BY id DESC LIMIT :limit
 ),
-retried AS (
-  UPDATE item i SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
-                    updated_at = now()
+acted AS (
+  UPDATE item i SET
+    state = CASE WHEN :action = 'retry' THEN 'pending' ELSE 'cancelled' END,
+    attempts = CASE WHEN :action = 'retry' THEN 0 ELSE i.attempts END,
+    run_at = CASE WHEN :action = 'retry' THEN now() ELSE i.run_at END,
+    claim_token = NULL, updated_at = now()
   FROM chosen
   WHERE i.id = chosen.id AND NOT :dryRun
   RETURNING i.*
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor, note)
-  SELECT id, 'retry', :actor, 'bulk' FROM retried
+  SELECT id, :action, :actor, 'bulk' FROM acted
 )
-SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM retried
-UNION ALL
-SELECT false, (SELECT count(*) FROM picked) > :limit, i.*
-FROM item i JOIN chosen ON chosen.id = i.id
-WHERE :dryRun
-ORDER BY id DESC;
-
--- name: cancel-matching
--- An operator's cancel of the items a filter matches (in state :state, pending or failed), with
--- the same picking, limit, audit and dry run as retry-matching. A cancelled item is never
--- claimed again unless an operator retries it.
-WITH picked AS MATERIALIZED (
-  SELECT i.id FROM item i
-  WHERE i.state = :state AND i.pruned_at IS NULL
-    AND (CAST(:queues AS text[]) IS NULL OR i.queue = ANY (CAST(:queues AS text[])))
-    AND (CAST(:reason AS text) IS NULL
-         OR strpos(lower(i.last_error), lower(CAST(:reason AS text))) > 0)
-    AND (CAST(:updatedAfter AS timestamptz) IS NULL
-         OR i.updated_at >= CAST(:updatedAfter AS timestamptz))
-    AND (CAST(:updatedBefore AS timestamptz) IS NULL
-         OR i.updated_at < CAST(:updatedBefore AS timestamptz))
-  ORDER BY i.id DESC
-  LIMIT :limit + 1
-  FOR UPDATE OF i SKIP LOCKED
-),
-chosen AS (
-  SELECT id FROM picked ORDER BY id DESC LIMIT :limit
-),
-cancelled AS (
-  UPDATE item i SET state = 'cancelled', claim_token = NULL, updated_at = now()
-  FROM chosen
-  WHERE i.id = chosen.id AND NOT :dryRun
-  RETURNING i.*
-),
-recorded AS (
-  INSERT INTO item_action (item_id, action, actor, note)
-  SELECT id, 'cancel', :actor, 'bulk' FROM cancelled
-)
-SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM cancelled
+SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM acted
 UNION ALL
 SELECT false, (SELECT count(*) FROM picked) > :limit, i.*
 FROM item i JOIN chosen ON chosen.id = i.id
