@@ -21,7 +21,8 @@ GET  /sends/<key>  the lookup by idempotency key (URL-encoded), for a worker who
               possiblySent: 200 {"id": "snd_…"} if a send with that key was accepted, 404
               {"error": …} if none was (never seen, refused or hung). Not counted as a send.
 GET  /requests  every request in arrival order: {"requests": [{idempotencyKey, status,
-              payload}]} (status 0: hung), so a checker can see which keys each item was sent with.
+              payload, traceparent}]} (status 0: hung; traceparent null when the request had
+              none), so a checker can see which keys, and which trace, each item was sent with.
 """
 import argparse
 import json
@@ -75,7 +76,8 @@ class Provider(BaseHTTPRequestHandler):
         if steer.get("hangSeconds"):
             time.sleep(float(steer["hangSeconds"]))
             with record_lock:
-                requests.append({"idempotencyKey": key, "status": 0, "payload": payload})
+                requests.append({"idempotencyKey": key, "status": 0, "payload": payload,
+                                 "traceparent": self.headers.get("traceparent")})
             self.close_connection = True
             return
         time.sleep(float(steer.get("sleepSeconds", 0)))
@@ -99,7 +101,8 @@ class Provider(BaseHTTPRequestHandler):
                 entry["accepted"] += 1
                 outcome = (200 if replay else 201, {"id": entry["id"]},
                            {"Idempotent-Replayed": "true"} if replay else {})
-            requests.append({"idempotencyKey": key, "status": outcome[0], "payload": payload})
+            requests.append({"idempotencyKey": key, "status": outcome[0], "payload": payload,
+                             "traceparent": self.headers.get("traceparent")})
         self.answer(*outcome)
 
     def answer(self, status, body, headers=None):

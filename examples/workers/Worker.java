@@ -8,7 +8,9 @@
 // Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 // CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
 // demo send POSTs the payload there (and alreadySent() asks GET PROVIDER_URL/<key>); without it,
-// it only logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
+// it only logs. An item's traceparent (the agent's trace) goes along as the traceparent header on
+// the calls to the provider and on complete and fail. SIGTERM or SIGINT: finish the item in hand,
+// then exit 0.
 
 import java.io.IOException;
 import java.net.URI;
@@ -43,9 +45,17 @@ public class Worker {
   /** The outcome of one send, as claimq wants to hear it: done, retry or permanent. */
   record Outcome(String kind, String detail, Long retryAfterSeconds) {}
 
-  /** The fields of a claimed item a worker needs; the payload stays raw JSON, passed on as is. */
+  /**
+   * The fields of a claimed item a worker needs; the payload stays raw JSON, passed on as is. The
+   * traceparent is null when the item carries none.
+   */
   record Item(
-      String id, String idempotencyKey, String claimToken, String payload, boolean possiblySent) {}
+      String id,
+      String idempotencyKey,
+      String claimToken,
+      String payload,
+      boolean possiblySent,
+      String traceparent) {}
 
   static final HttpClient http =
       HttpClient.newBuilder()
@@ -102,7 +112,8 @@ public class Worker {
               text(field(json, "idempotencyKey")),
               text(field(json, "claimToken")),
               field(json, "payload"),
-              "true".equals(field(json, "possiblySent"))),
+              "true".equals(field(json, "possiblySent")),
+              text(field(json, "traceparent"))),
           leaseSeconds); // a claimed item is finished even when stopping
     }
     log("stopped");
@@ -121,7 +132,10 @@ public class Worker {
         // An earlier claim's send went through after all: complete with it, do not send.
         log("item " + item.id() + ": already sent by an earlier attempt; completing with it");
         String ref = field(sent, "externalRef");
-        finish("/v1/items/" + item.id() + "/complete", "{" + token + ", \"externalRef\": " + ref + "}");
+        finish(
+            "/v1/items/" + item.id() + "/complete",
+            "{" + token + ", \"externalRef\": " + ref + "}",
+            item.traceparent());
         return false;
       }
     } catch (ClaimGone gone) {
@@ -173,7 +187,7 @@ public class Worker {
     try {
       if (outcome.kind().equals("done")) {
         String ref = outcome.detail() == null ? "" : ", \"externalRef\": " + quote(outcome.detail());
-        finish(path + "complete", "{" + token + ref + "}");
+        finish(path + "complete", "{" + token + ref + "}", item.traceparent());
         log("item " + item.id() + ": done (" + outcome.detail() + ")");
       } else {
         String retryAfter =
@@ -184,7 +198,7 @@ public class Worker {
             String.format(
                 "{%s, \"error\": %s, \"retryable\": %s%s}",
                 token, quote(outcome.detail()), outcome.kind().equals("retry"), retryAfter);
-        String answer = finish(path + "fail", body).body();
+        String answer = finish(path + "fail", body, item.traceparent()).body();
         log("item " + item.id() + ": " + outcome.detail() + ", now " + text(field(answer, "state")));
       }
     } catch (ClaimGone gone) {
@@ -207,7 +221,7 @@ public class Worker {
       return new Outcome("done", null, null);
     }
     HttpRequest request =
-        HttpRequest.newBuilder(URI.create(providerUrl))
+        traced(HttpRequest.newBuilder(URI.create(providerUrl)), item.traceparent())
             .header("Content-Type", "application/json")
             .header("Idempotency-Key", item.idempotencyKey())
             .timeout(Duration.ofSeconds(30))
@@ -254,7 +268,9 @@ public class Worker {
     String key =
         URLEncoder.encode(item.idempotencyKey(), StandardCharsets.UTF_8).replace("+", "%20");
     HttpRequest request =
-        HttpRequest.newBuilder(URI.create(providerUrl.replaceAll("/$", "") + "/" + key))
+        traced(
+                HttpRequest.newBuilder(URI.create(providerUrl.replaceAll("/$", "") + "/" + key)),
+                item.traceparent())
             .timeout(Duration.ofSeconds(10))
             .GET()
             .build();
@@ -337,10 +353,16 @@ public class Worker {
    * (about a minute and a half) to outlast a claimq restart.
    */
   static HttpResponse<String> finish(String path, String body) throws Transient, ClaimGone {
+    return finish(path, body, null);
+  }
+
+  /** finish, continuing the item's trace (its traceparent; none when null). */
+  static HttpResponse<String> finish(String path, String body, String traceparent)
+      throws Transient, ClaimGone {
     int tries = 10;
     for (int attempt = 1; ; attempt++) {
       try {
-        return post(path, body, 10);
+        return post(path, body, 10, traceparent);
       } catch (Transient error) {
         if (attempt == tries) {
           String reason = error.getMessage() + "; gave up after " + tries + " tries";
@@ -355,8 +377,16 @@ public class Worker {
 
   static HttpResponse<String> post(String path, String body, int timeoutSeconds)
       throws Transient, ClaimGone {
+    return post(path, body, timeoutSeconds, null);
+  }
+
+  static HttpResponse<String> post(
+      String path, String body, int timeoutSeconds, String traceparent)
+      throws Transient, ClaimGone {
     HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create(config.get("url").replaceAll("/$", "") + path))
+        traced(
+                HttpRequest.newBuilder(URI.create(config.get("url").replaceAll("/$", "") + path)),
+                traceparent)
             .header("Content-Type", "application/json")
             .timeout(Duration.ofSeconds(timeoutSeconds))
             .POST(HttpRequest.BodyPublishers.ofString(body));
@@ -377,6 +407,11 @@ public class Worker {
           "claimq refused " + path + ": " + status + " " + response.body());
     }
     return response;
+  }
+
+  /** The agent's trace, when the item carries one: continued by each call made for it. */
+  static HttpRequest.Builder traced(HttpRequest.Builder request, String traceparent) {
+    return traceparent == null ? request : request.header("traceparent", traceparent);
   }
 
   /** Full jitter: a random delay up to 0.5s * 2^attempt, so restarted workers spread out. */

@@ -9,7 +9,9 @@
 // Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 // CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
 // demo send POSTs the payload there (and alreadySent() asks GET PROVIDER_URL/<key>); without it,
-// it only logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
+// it only logs. An item's traceparent (the agent's trace) goes along as the traceparent header on
+// the calls to the provider and on complete and fail. SIGTERM or SIGINT: finish the item in hand,
+// then exit 0.
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -51,8 +53,8 @@ class Transient extends Error {}
 /** 409: this claim is no longer current. Stop working on the item; never redo the send. */
 class ClaimGone extends Error {}
 
-async function post(path, body, timeoutSeconds = 10) {
-  const headers = { 'Content-Type': 'application/json' };
+async function post(path, body, timeoutSeconds = 10, extraHeaders = {}) {
+  const headers = { 'Content-Type': 'application/json', ...extraHeaders };
   if (args['api-key']) headers.Authorization = `Bearer ${args['api-key']}`;
   let response;
   try {
@@ -74,10 +76,10 @@ async function post(path, body, timeoutSeconds = 10) {
  * complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
  * (about a minute and a half) to outlast a claimq restart.
  */
-async function finish(path, body, tries = 10) {
+async function finish(path, body, headers = {}, tries = 10) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await post(path, body);
+      return await post(path, body, 10, headers);
     } catch (error) {
       if (!(error instanceof Transient)) throw error;
       if (attempt === tries) {
@@ -94,6 +96,9 @@ async function finish(path, body, tries = 10) {
 /** Full jitter: a random delay up to 0.5s * 2^attempt, so restarted workers spread out. */
 const backoff = (attempt, cap = 30) => Math.random() * Math.min(cap, 0.5 * 2 ** attempt);
 
+/** The agent's trace, when the item carries one: continued by each call made for it. */
+const trace = (item) => (item.traceparent ? { traceparent: item.traceparent } : {});
+
 /**
  * The side effect. Always pass item.idempotencyKey to the provider: if this item is ever sent
  * twice (a stale worker, a crash before complete), the provider makes it one send.
@@ -107,7 +112,9 @@ async function send(item) {
   try {
     response = await fetch(env.PROVIDER_URL, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': item.idempotencyKey },
+      headers: {
+        'Content-Type': 'application/json', 'Idempotency-Key': item.idempotencyKey, ...trace(item),
+      },
       body: JSON.stringify(item.payload),
       signal: AbortSignal.timeout(30_000),
     });
@@ -136,7 +143,7 @@ async function alreadySent(item) {
   const url = `${env.PROVIDER_URL.replace(/\/$/, '')}/${encodeURIComponent(item.idempotencyKey)}`;
   let response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    response = await fetch(url, { headers: trace(item), signal: AbortSignal.timeout(10_000) });
   } catch (error) {
     return { outcome: 'retry', error: `${unsure}${error.cause?.code ?? error.name}` };
   }
@@ -215,7 +222,7 @@ async function declareIntent(item) {
       // An earlier claim's send went through after all: complete with it, do not send.
       log(`item ${item.id}: already sent by attempt ${body.alreadySent.attempt}; completing with it`);
       await finish(`/v1/items/${item.id}/complete`,
-        { claimToken: item.claimToken, externalRef: body.alreadySent.externalRef });
+        { claimToken: item.claimToken, externalRef: body.alreadySent.externalRef }, trace(item));
       return false;
     }
   } catch (error) {
@@ -246,7 +253,8 @@ async function workOn(item) {
   const path = `/v1/items/${item.id}/`;
   try {
     if (result.outcome === 'done') {
-      await finish(path + 'complete', { claimToken: item.claimToken, externalRef: result.externalRef });
+      await finish(path + 'complete',
+        { claimToken: item.claimToken, externalRef: result.externalRef }, trace(item));
       log(`item ${item.id}: done (${result.externalRef})`);
     } else {
       const { body } = await finish(path + 'fail', {
@@ -254,7 +262,7 @@ async function workOn(item) {
         error: result.error,
         retryable: result.outcome === 'retry',
         retryAfterSeconds: result.retryAfterSeconds,
-      });
+      }, trace(item));
       log(`item ${item.id}: ${result.error}, now ${body.state}`);
     }
   } catch (error) {

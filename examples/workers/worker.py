@@ -9,7 +9,9 @@ already_sent() with asking your provider by idempotency key.
 Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
 demo send POSTs the payload there (and already_sent() asks GET PROVIDER_URL/<key>); without it,
-it only logs. SIGTERM or SIGINT: finish the item in hand, then exit 0.
+it only logs. An item's traceparent (the agent's trace) goes along as the traceparent header on
+the calls to the provider and on complete and fail. SIGTERM or SIGINT: finish the item in hand,
+then exit 0.
 """
 import argparse
 import json
@@ -53,10 +55,10 @@ class Claimq:
         self.url = url.rstrip("/")
         self.api_key = api_key
 
-    def post(self, path, body, timeout=10):
+    def post(self, path, body, timeout=10, headers=None):
         request = urllib.request.Request(
             self.url + path, data=json.dumps(body).encode(), method="POST",
-            headers={"Content-Type": "application/json"})
+            headers={"Content-Type": "application/json", **(headers or {})})
         if self.api_key:
             request.add_header("Authorization", "Bearer " + self.api_key)
         try:
@@ -73,12 +75,12 @@ class Claimq:
         except (urllib.error.URLError, OSError) as error:  # refused, reset, timed out
             raise Transient(str(error))
 
-    def finish(self, path, body, tries=10):
+    def finish(self, path, body, tries=10, headers=None):
         """complete and fail are repeat-safe, so a lost answer is simply asked again, for long
         enough (about a minute and a half) to outlast a claimq restart."""
         for attempt in range(1, tries + 1):
             try:
-                return self.post(path, body)
+                return self.post(path, body, headers=headers)
             except Transient as error:
                 if attempt == tries:
                     raise Transient("%s: %s; gave up after %d tries, the lease will release the "
@@ -93,6 +95,11 @@ def backoff(attempt, cap=30.0):
     return random.uniform(0, min(cap, 0.5 * 2 ** attempt))
 
 
+def trace(item):
+    """The agent's trace, when the item carries one: continued by each call made for it."""
+    return {"traceparent": item["traceparent"]} if item.get("traceparent") else {}
+
+
 def send(item):
     """The side effect. Always pass item["idempotencyKey"] to the provider: if this item is ever
     sent twice (a stale worker, a crash before complete), the provider makes it one send."""
@@ -102,7 +109,8 @@ def send(item):
         return done(None)
     request = urllib.request.Request(
         provider_url, data=json.dumps(item["payload"]).encode(), method="POST",
-        headers={"Content-Type": "application/json", "Idempotency-Key": item["idempotencyKey"]})
+        headers={"Content-Type": "application/json", "Idempotency-Key": item["idempotencyKey"],
+                 **trace(item)})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return done(json.loads(response.read()).get("id"))
@@ -127,7 +135,8 @@ def already_sent(item):
     unsure = "could not ask the provider whether an earlier attempt sent: "
     url = provider_url.rstrip("/") + "/" + urllib.parse.quote(item["idempotencyKey"], safe="")
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=trace(item)),
+                                    timeout=10) as response:
             raw = response.read()
             if response.status != 200:
                 return retry(unsure + "provider answered %d" % response.status)
@@ -191,7 +200,8 @@ def declare_intent(claimq, item):
             # An earlier claim's send went through after all: complete with it, do not send.
             log("item %s: already sent by attempt %s; completing with it" % (item["id"], sent["attempt"]))
             claimq.finish("/v1/items/%s/complete" % item["id"],
-                          {"claimToken": item["claimToken"], "externalRef": sent["externalRef"]})
+                          {"claimToken": item["claimToken"], "externalRef": sent["externalRef"]},
+                          headers=trace(item))
             return False
     except ClaimGone:
         log("item %s: claim gone before sending; not sending" % item["id"])
@@ -232,13 +242,13 @@ def work_on(claimq, item, lease_seconds):
             body = {"claimToken": token}
             if detail:
                 body["externalRef"] = detail
-            claimq.finish(path + "complete", body)
+            claimq.finish(path + "complete", body, headers=trace(item))
             log("item %s: done (%s)" % (item["id"], detail))
         else:
             body = {"claimToken": token, "error": detail, "retryable": outcome == "retry"}
             if retry_after is not None:
                 body["retryAfterSeconds"] = retry_after
-            _, answer = claimq.finish(path + "fail", body)
+            _, answer = claimq.finish(path + "fail", body, headers=trace(item))
             log("item %s: %s, now %s" % (item["id"], detail, answer["state"]))
     except ClaimGone:
         # Another claim owns the item now. The provider has our idempotency key, so the next

@@ -10,8 +10,9 @@
 # Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 # CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1 (CLAIMQ_NO_JQ=1 forces the
 # sed fallback). With PROVIDER_URL set, the demo send POSTs the payload there (and already_sent()
-# asks GET $PROVIDER_URL/<key>); without it, it only logs. SIGTERM or SIGINT: finish the item in
-# hand, then exit 0.
+# asks GET $PROVIDER_URL/<key>); without it, it only logs. An item's traceparent (the agent's
+# trace) goes along as the traceparent header on the calls to the provider and on complete and
+# fail. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 set -uo pipefail
 
 url=${CLAIMQ_URL:-http://localhost:8080}
@@ -75,6 +76,9 @@ else
       idempotencyKey) sed -E 's/.*,"idempotencyKey":"([^"]*)".*/\1/' "$2" ;;
       claimToken) sed -E 's/.*,"claimToken":"([^"]*)"\}$/\1/' "$2" ;;
       possiblySent) sed -nE 's/.*"possiblySent": *(true|false).*/\1/p' "$2" ;;
+      # The last one followed by possiblySent is claimq's own: it comes after the payload, and
+      # what follows it (priorAttempts, claimToken) holds no unescaped quote of its own.
+      traceparent) sed -nE 's/.*,"traceparent": *(null|"([0-9a-f-]*)"), *"possiblySent": *(true|false),.*/\2/p' "$2" ;;
     esac
   }
   provider_ref() { sed -nE 's/.*"id": *"([^"]*)".*/\1/p' "$1"; }
@@ -88,13 +92,15 @@ fi
 
 json_string() { printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
 
-# claimq PATH BODY [TIMEOUT]: prints the HTTP status (000: no answer); the body lands in $tmp/answer.
+# claimq PATH BODY [TIMEOUT [TRACEPARENT]]: prints the HTTP status (000: no answer); the body
+# lands in $tmp/answer.
 claimq() {
-  local auth=()
-  [ -n "$api_key" ] && auth=(-H "Authorization: Bearer $api_key")
+  local headers=()
+  [ -n "$api_key" ] && headers=(-H "Authorization: Bearer $api_key")
+  [ -n "${4:-}" ] && headers+=(-H "traceparent: $4")
   : > "$tmp/answer" # an answer with no body must not leave the last one's in place
   curl -s -o "$tmp/answer" -w '%{http_code}' --max-time "${3:-10}" -X POST \
-    -H 'Content-Type: application/json' ${auth[@]+"${auth[@]}"} --data-binary "$2" "$url$1" \
+    -H 'Content-Type: application/json' ${headers[@]+"${headers[@]}"} --data-binary "$2" "$url$1" \
     2>/dev/null || true
 }
 
@@ -108,10 +114,11 @@ backoff() {
 # complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
 # (about a minute and a half) to outlast a claimq restart. The last status is left in $finished
 # (000: gave up) rather than printed, so that this runs outside $(...) and its log lines are logged.
+# finish PATH BODY [TRACEPARENT]
 finish() {
   local attempt delay tries=10
   for (( attempt = 1; ; attempt++ )); do
-    finished=$(claimq "$1" "$2")
+    finished=$(claimq "$1" "$2" 10 "${3:-}")
     case $finished in
       000|5??)
         if [ "$attempt" -ge "$tries" ]; then
@@ -137,6 +144,13 @@ urlencode() {
   printf '%s' "$encoded"
 }
 
+# The agent's trace, when the item in $tmp/item carries one: continued by each call made for it.
+trace_header() {
+  local traceparent
+  traceparent=$(item_field traceparent "$tmp/item")
+  trace=(); [ -n "$traceparent" ] && trace=(-H "traceparent: $traceparent")
+}
+
 # The side effect, reading the claimed item in $tmp/item. Always pass the idempotencyKey to the
 # provider: if this item is ever sent twice (a stale worker, a crash before complete), the
 # provider makes it one send. Writes $tmp/outcome (done, retry or permanent), $tmp/detail (the
@@ -148,11 +162,12 @@ send() {
     echo done > "$tmp/outcome"; : > "$tmp/detail"; return
   fi
   item_field payload "$tmp/item" > "$tmp/payload"
-  local status
+  local status trace
+  trace_header
   : > "$tmp/provider"
   status=$(curl -s -o "$tmp/provider" -D "$tmp/provider_headers" -w '%{http_code}' --max-time 30 \
     -X POST -H 'Content-Type: application/json' \
-    -H "Idempotency-Key: $(item_field idempotencyKey "$tmp/item")" \
+    -H "Idempotency-Key: $(item_field idempotencyKey "$tmp/item")" ${trace[@]+"${trace[@]}"} \
     --data-binary @"$tmp/payload" "$PROVIDER_URL" 2>/dev/null) || true
   case $status in
     2??) echo done > "$tmp/outcome"; provider_ref "$tmp/provider" > "$tmp/detail" ;;
@@ -174,9 +189,10 @@ send() {
 # with 200 {"id": ...} or 404.
 already_sent() {
   [ -n "${PROVIDER_URL:-}" ] || return 1 # nothing to ask; the demo send only logs
-  local status unsure="could not ask the provider whether an earlier attempt sent"
+  local status trace unsure="could not ask the provider whether an earlier attempt sent"
+  trace_header
   : > "$tmp/retry_after"; : > "$tmp/provider"
-  status=$(curl -s -o "$tmp/provider" -w '%{http_code}' --max-time 10 \
+  status=$(curl -s -o "$tmp/provider" -w '%{http_code}' --max-time 10 ${trace[@]+"${trace[@]}"} \
     "${PROVIDER_URL%/}/$(urlencode "$(item_field idempotencyKey "$tmp/item")")" 2>/dev/null) || true
   case $status in
     404) return 1 ;;
@@ -203,9 +219,10 @@ send_unless_sent() {
 }
 
 work_on() {
-  local id token
+  local id token traceparent
   id=$(item_field id "$tmp/item")
   token=$(item_field claimToken "$tmp/item")
+  traceparent=$(item_field traceparent "$tmp/item")
   claim_token=$token
   # Say this attempt is about to send: should it end without a complete, the next claim is
   # flagged possiblySent (or the item held for a human) rather than sent again blindly.
@@ -221,7 +238,7 @@ work_on() {
   if [ -n "$sent_ref" ]; then
     # An earlier claim's send went through after all: complete with it, do not send.
     log "item $id: already sent by attempt $sent_attempt; completing with it"
-    finish "/v1/items/$id/complete" "{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}"
+    finish "/v1/items/$id/complete" "{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}" "$traceparent"
     return
   fi
   # The send runs in the background so this loop can heartbeat every third of the lease. A
@@ -257,15 +274,15 @@ work_on() {
     read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
     log "item $id: completing with attempt $sent_attempt's send instead of this send's outcome ($outcome)"
     body="{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}"
-    finish "/v1/items/$id/complete" "$body"; status=$finished
+    finish "/v1/items/$id/complete" "$body" "$traceparent"; status=$finished
     [ "$status" = 200 ] && log "item $id: done (${sent_ref//\"/})"
   elif [ "$outcome" = done ]; then
     body="{\"claimToken\": \"$token\"${detail:+, \"externalRef\": $(json_string "$detail")}}"
-    finish "/v1/items/$id/complete" "$body"; status=$finished
+    finish "/v1/items/$id/complete" "$body" "$traceparent"; status=$finished
     [ "$status" = 200 ] && log "item $id: done ($detail)"
   else
     body="{\"claimToken\": \"$token\", \"error\": $(json_string "$detail"), \"retryable\": $([ "$outcome" = retry ] && echo true || echo false)${retry_after:+, \"retryAfterSeconds\": $retry_after}}"
-    finish "/v1/items/$id/fail" "$body"; status=$finished
+    finish "/v1/items/$id/fail" "$body" "$traceparent"; status=$finished
     [ "$status" = 200 ] && log "item $id: $detail, now $(item_field state "$tmp/answer")"
   fi
   case $status in

@@ -16,13 +16,15 @@
 -- key was taken, the row that holds it comes back unchanged, with whether its payload is equal
 -- (jsonb equality: key order and white space do not matter, 1.0 equals 1). No row at all means
 -- the holder committed after this statement's snapshot was taken, or was deleted since: go again.
--- An item without maxAttempts takes the queue's policy, or else the service's default.
+-- An item without maxAttempts takes the queue's policy, or else the service's default. A replay
+-- keeps the holder's traceparent: the item's trace is the one that made it.
 WITH inserted AS (
-  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
+  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
+                    traceparent)
   VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority,
           coalesce(:maxAttempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                    :defaultMaxAttempts),
-          coalesce(:runAt, now()), :enqueuedBy)
+          coalesce(:runAt, now()), :enqueuedBy, :traceparent)
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
 )
@@ -45,14 +47,15 @@ WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM ins
 WITH input AS (
   SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
                 AS e(ord int, dedupe_key text, payload jsonb, priority int, max_attempts int,
-                     run_at timestamptz)
+                     run_at timestamptz, traceparent text)
 ),
 inserted AS (
-  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by)
+  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
+                    traceparent)
   SELECT :queue, dedupe_key, payload, priority,
          coalesce(max_attempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                   :defaultMaxAttempts),
-         coalesce(run_at, now()), :enqueuedBy
+         coalesce(run_at, now()), :enqueuedBy, traceparent
   FROM input
   ORDER BY ord
   ON CONFLICT (queue, dedupe_key) DO NOTHING
@@ -479,13 +482,13 @@ SELECT true AS changed, * FROM cancelled
 UNION ALL
 SELECT false, * FROM unchanged;
 
--- name: retry-matching
--- An operator's retry of the items a filter matches (in state :state, failed or cancelled),
+-- name: act-on-matching
+-- An operator's retry or cancel (:action) of the items a filter matches, in state :state,
 -- newest first, at most :limit of them; one more is picked to tell whether more match. Each
--- changes exactly as the single retry changes it, and is audited. An item past its provider's
--- idempotency horizon is not picked: only a single, forced retry sends it again. SKIP LOCKED
--- steps past an item a worker or another operator is changing right now, and the lock rechecks
--- the filter. With :dryRun the picked items come back as they are, unchanged.
+-- changes exactly as the single retry or cancel changes it, and is audited. A retry does not pick
+-- an item past its provider's idempotency horizon: only a single, forced retry sends it again.
+-- SKIP LOCKED steps past an item a worker or another operator is changing right now, and the
+-- lock rechecks the filter. With :dryRun the picked items come back as they are, unchanged.
 WITH picked AS MATERIALIZED (
   SELECT i.id FROM item i
   LEFT JOIN queue_policy p ON p.queue = i.queue
@@ -497,7 +500,7 @@ WITH picked AS MATERIALIZED (
          OR i.updated_at >= CAST(:updatedAfter AS timestamptz))
     AND (CAST(:updatedBefore AS timestamptz) IS NULL
          OR i.updated_at < CAST(:updatedBefore AS timestamptz))
-    AND NOT (p.provider_key_ttl_seconds IS NOT NULL
+    AND NOT (:action = 'retry' AND p.provider_key_ttl_seconds IS NOT NULL
              AND now() > i.created_at + (p.provider_key_ttl_seconds
                                          - coalesce(p.lease_seconds, :defaultLeaseSeconds))
                                         * interval '1 second')
@@ -508,56 +511,21 @@ WITH picked AS MATERIALIZED (
 chosen AS (
   SELECT id FROM picked ORDER BY id DESC LIMIT :limit
 ),
-retried AS (
-  UPDATE item i SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
-                    updated_at = now()
+acted AS (
+  UPDATE item i SET
+    state = CASE WHEN :action = 'retry' THEN 'pending' ELSE 'cancelled' END,
+    attempts = CASE WHEN :action = 'retry' THEN 0 ELSE i.attempts END,
+    run_at = CASE WHEN :action = 'retry' THEN now() ELSE i.run_at END,
+    claim_token = NULL, updated_at = now()
   FROM chosen
   WHERE i.id = chosen.id AND NOT :dryRun
   RETURNING i.*
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor, note)
-  SELECT id, 'retry', :actor, 'bulk' FROM retried
+  SELECT id, :action, :actor, 'bulk' FROM acted
 )
-SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM retried
-UNION ALL
-SELECT false, (SELECT count(*) FROM picked) > :limit, i.*
-FROM item i JOIN chosen ON chosen.id = i.id
-WHERE :dryRun
-ORDER BY id DESC;
-
--- name: cancel-matching
--- An operator's cancel of the items a filter matches (in state :state, pending or failed), with
--- the same picking, limit, audit and dry run as retry-matching. A cancelled item is never
--- claimed again unless an operator retries it.
-WITH picked AS MATERIALIZED (
-  SELECT i.id FROM item i
-  WHERE i.state = :state AND i.pruned_at IS NULL
-    AND (CAST(:queues AS text[]) IS NULL OR i.queue = ANY (CAST(:queues AS text[])))
-    AND (CAST(:reason AS text) IS NULL
-         OR strpos(lower(i.last_error), lower(CAST(:reason AS text))) > 0)
-    AND (CAST(:updatedAfter AS timestamptz) IS NULL
-         OR i.updated_at >= CAST(:updatedAfter AS timestamptz))
-    AND (CAST(:updatedBefore AS timestamptz) IS NULL
-         OR i.updated_at < CAST(:updatedBefore AS timestamptz))
-  ORDER BY i.id DESC
-  LIMIT :limit + 1
-  FOR UPDATE OF i SKIP LOCKED
-),
-chosen AS (
-  SELECT id FROM picked ORDER BY id DESC LIMIT :limit
-),
-cancelled AS (
-  UPDATE item i SET state = 'cancelled', claim_token = NULL, updated_at = now()
-  FROM chosen
-  WHERE i.id = chosen.id AND NOT :dryRun
-  RETURNING i.*
-),
-recorded AS (
-  INSERT INTO item_action (item_id, action, actor, note)
-  SELECT id, 'cancel', :actor, 'bulk' FROM cancelled
-)
-SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM cancelled
+SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM acted
 UNION ALL
 SELECT false, (SELECT count(*) FROM picked) > :limit, i.*
 FROM item i JOIN chosen ON chosen.id = i.id

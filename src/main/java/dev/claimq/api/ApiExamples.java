@@ -18,7 +18,8 @@ final class ApiExamples {
        "idempotencyKey": "6f1c2a3e-8d4b-4c1e-9a57-2b8f0d3e4c51", "claimedBy": null,
        "leaseExpiresAt": null, "externalRef": null, "lastError": null,
        "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:00Z",
-       "duplicateSends": 0, "pruned": false}""";
+       "duplicateSends": 0, "pruned": false,
+       "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}""";
 
   static final String ITEM_RETRIED =
       """
@@ -29,7 +30,8 @@ final class ApiExamples {
        "leaseExpiresAt": null, "externalRef": null,
        "lastError": "SMTP 550: mailbox unavailable", "enqueuedBy": "dev-agent",
        "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T10:00:00Z",
-       "duplicateSends": 0, "pruned": false}""";
+       "duplicateSends": 0, "pruned": false,
+       "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}""";
 
   static final String CLAIM =
       """
@@ -55,7 +57,8 @@ final class ApiExamples {
        "idempotencyKey": "6f1c2a3e-8d4b-4c1e-9a57-2b8f0d3e4c51", "claimedBy": "mailer-1",
        "leaseExpiresAt": null, "externalRef": "msg_0193", "lastError": null,
        "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:03Z",
-       "duplicateSends": 0, "pruned": false}""";
+       "duplicateSends": 0, "pruned": false,
+       "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}""";
 
   static final String FAIL =
       """

@@ -1,7 +1,9 @@
 package dev.claimq.api;
 
+import dev.claimq.queue.Answer;
 import dev.claimq.queue.BatchService;
 import dev.claimq.security.Role;
+import io.opentelemetry.api.trace.SpanContext;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
@@ -10,6 +12,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -23,10 +26,12 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 public class BatchFinishResource {
   private final BatchService batches;
   private final QueueGuard guard;
+  private final ItemTraces traces;
 
-  BatchFinishResource(BatchService batches, QueueGuard guard) {
+  BatchFinishResource(BatchService batches, QueueGuard guard, ItemTraces traces) {
     this.batches = batches;
     this.guard = guard;
+    this.traces = traces;
   }
 
   @POST
@@ -51,9 +56,11 @@ public class BatchFinishResource {
       entries.add(
           new BatchService.CompleteEntry(ids.get(i), entry.claimToken(), entry.externalRef()));
     }
+    Instant start = Instant.now();
+    List<Answer> answers = batches.complete(entries, guard.actor());
+    record("claimq.complete", answers, start);
     return Views.BatchResults.of(
-        batches.complete(entries, guard.actor()),
-        body.items().stream().map(Requests.CompleteEntry::id).toList());
+        answers, body.items().stream().map(Requests.CompleteEntry::id).toList());
   }
 
   @POST
@@ -83,8 +90,18 @@ public class BatchFinishResource {
               "unknown".equals(entry.sent()),
               entry.retryAfterSeconds()));
     }
+    Instant start = Instant.now();
+    List<Answer> answers = batches.fail(entries, guard.actor());
+    record("claimq.fail", answers, start);
     return Views.BatchResults.of(
-        batches.fail(entries, guard.actor()),
-        body.items().stream().map(Requests.FailEntry::id).toList());
+        answers, body.items().stream().map(Requests.FailEntry::id).toList());
+  }
+
+  /** Each entry's span in its item's trace, as the single call records it. */
+  private void record(String name, List<Answer> answers, Instant start) {
+    SpanContext request = ItemTraces.request();
+    for (Answer answer : answers) {
+      traces.record(name, answer.item(), answer.outcome(), request, start);
+    }
   }
 }

@@ -29,6 +29,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
       "updatedAt",
       "duplicateSends",
       "pruned",
+      "traceparent",
       "claimToken",
       "possiblySent",
       "priorAttempts"

@@ -29,7 +29,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
       "createdAt",
       "updatedAt",
       "duplicateSends",
-      "pruned"
+      "pruned",
+      "traceparent"
     })
 public record ItemView(
     @Schema(description = "Opaque id.", examples = "4711") String id,
@@ -85,7 +86,17 @@ public record ItemView(
             description =
                 "A tombstone: finished long ago, its payload, attempts and actions are gone, and"
                     + " its dedupe key still refuses to make new work.")
-        boolean pruned) {
+        boolean pruned,
+    @Schema(
+            description =
+                "The W3C traceparent header its enqueue carried, exactly as sent (a replayed"
+                    + " enqueue leaves the first one); null when it carried none. A worker sends it"
+                    + " as the traceparent header on its call to the provider and on complete and"
+                    + " fail, so the send is part of the agent's trace.",
+            nullable = true,
+            pattern = ItemTraces.FORMAT,
+            examples = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+        String traceparent) {
 
   @Schema(
       name = "AlreadySent",
@@ -117,6 +128,7 @@ public record ItemView(
             ? new AlreadySent(item.alreadySentAttempt, item.alreadySentRef)
             : null,
         item.duplicateSends,
-        item.prunedAt != null);
+        item.prunedAt != null,
+        item.traceparent);
   }
 }

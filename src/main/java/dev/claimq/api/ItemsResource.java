@@ -20,6 +20,7 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.UriInfo;
+import java.time.Instant;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
@@ -44,12 +45,19 @@ public class ItemsResource {
   private final OperatorService operators;
   private final ItemLookup lookup;
   private final QueueGuard guard;
+  private final ItemTraces traces;
 
-  ItemsResource(WorkService work, OperatorService operators, ItemLookup lookup, QueueGuard guard) {
+  ItemsResource(
+      WorkService work,
+      OperatorService operators,
+      ItemLookup lookup,
+      QueueGuard guard,
+      ItemTraces traces) {
     this.work = work;
     this.operators = operators;
     this.lookup = lookup;
     this.guard = guard;
+    this.traces = traces;
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -202,9 +210,13 @@ public class ItemsResource {
       @PathParam("id") String id, @Valid Requests.Claim body) {
     long itemId = guard.item(Params.itemId(id));
     Requests.Claim claim = body == null ? new Requests.Claim(null, null) : body;
+    Instant start = Instant.now();
     Answer answer = work.claim(itemId, claim.worker(), claim.leaseSeconds());
     if (answer.outcome() == Outcome.NOT_CLAIMED) {
-      return RestResponse.noContent();
+      return RestResponse.noContent(); // a lost race is no event, in the trace either
+    }
+    if (answer.outcome() == Outcome.CHANGED) {
+      traces.record("claimq.claim", answer.item(), answer.outcome(), ItemTraces.request(), start);
     }
     return RestResponse.ok(ClaimedItemView.of(Outcomes.itemOf(answer, itemId)));
   }
@@ -237,8 +249,10 @@ public class ItemsResource {
   @Consumes(MediaType.APPLICATION_JSON)
   public ItemView complete(@PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
     long itemId = guard.item(Params.itemId(id));
-    return answer(
-        work.complete(itemId, body.claimToken(), body.externalRef(), guard.actor()), itemId);
+    Instant start = Instant.now();
+    Answer answer = work.complete(itemId, body.claimToken(), body.externalRef(), guard.actor());
+    traces.record("claimq.complete", answer.item(), answer.outcome(), ItemTraces.request(), start);
+    return answer(answer, itemId);
   }
 
   @RolesAllowed(Role.WORKER)
@@ -267,7 +281,8 @@ public class ItemsResource {
   @Consumes(MediaType.APPLICATION_JSON)
   public ItemView fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
     long itemId = guard.item(Params.itemId(id));
-    return answer(
+    Instant start = Instant.now();
+    Answer answer =
         work.fail(
             itemId,
             body.claimToken(),
@@ -275,8 +290,9 @@ public class ItemsResource {
             body.retryable() == null || body.retryable(),
             "unknown".equals(body.sent()),
             body.retryAfterSeconds(),
-            guard.actor()),
-        itemId);
+            guard.actor());
+    traces.record("claimq.fail", answer.item(), answer.outcome(), ItemTraces.request(), start);
+    return answer(answer, itemId);
   }
 
   @RolesAllowed(Role.WORKER)

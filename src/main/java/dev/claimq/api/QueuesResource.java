@@ -12,8 +12,10 @@ import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.Outcome;
 import dev.claimq.security.Role;
+import dev.claimq.store.Item;
 import dev.claimq.store.NewItem;
 import dev.claimq.store.QueueStats;
+import io.opentelemetry.api.trace.SpanContext;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
@@ -24,10 +26,13 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +60,7 @@ public class QueuesResource {
   private final BatchService batches;
   private final OperatorService operators;
   private final QueueGuard guard;
+  private final ItemTraces traces;
   private final int maxPayloadBytes;
   // A payload as jsonb will hold it: numbers written out in full (1e300 is 301 digits there).
   private final ObjectWriter storedForm;
@@ -65,6 +71,7 @@ public class QueuesResource {
       BatchService batches,
       OperatorService operators,
       QueueGuard guard,
+      ItemTraces traces,
       ClaimqConfig config,
       ObjectMapper json) {
     this.maxPayloadBytes = config.limits().payloadBytes();
@@ -74,6 +81,7 @@ public class QueuesResource {
     this.batches = batches;
     this.operators = operators;
     this.guard = guard;
+    this.traces = traces;
   }
 
   @RolesAllowed(Role.AGENT)
@@ -86,7 +94,11 @@ public class QueuesResource {
       description =
           "Creates the item unless the queue already has one with this dedupe key. Enqueueing the"
               + " same work again (same key, equal payload) answers the existing item; reusing"
-              + " a key for a different payload is refused.")
+              + " a key for a different payload is refused. A W3C traceparent header (as"
+              + " OpenTelemetry instrumentation sends it) is stored with a new item exactly as"
+              + " sent and shown to its workers, so that its claims, finishes and send continue"
+              + " the agent's trace; a replay keeps the first enqueue's. A traceparent that is"
+              + " not one W3C traceparent of version 00's form is refused with 400.")
   @RequestBody(
       content =
           @Content(
@@ -122,7 +134,8 @@ public class QueuesResource {
   @Consumes(MediaType.APPLICATION_JSON)
   public RestResponse<ItemView> enqueue(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
-      @Valid @NotNull Requests.Enqueue body) {
+      @Valid @NotNull Requests.Enqueue body,
+      @Context HttpHeaders headers) {
     var enqueued =
         enqueuer.enqueue(
             new NewItem(
@@ -132,7 +145,8 @@ public class QueuesResource {
                 body.priority(),
                 body.maxAttempts(),
                 Params.timestamp("runAt", body.runAt()),
-                guard.actor()));
+                guard.actor(),
+                ItemTraces.traceparent(headers)));
     ItemView item = ItemView.of(Outcomes.itemOf(enqueued));
     if (enqueued.outcome() == Outcome.CREATED) {
       // Relative, as documented: built from the Host header it would name whatever host a
@@ -212,12 +226,18 @@ public class QueuesResource {
   private Uni<Response> claim(
       String queue, String worker, Integer leaseSeconds, Integer waitSeconds, Integer max) {
     Duration wait = Duration.ofSeconds(waitSeconds == null ? 0 : waitSeconds);
+    SpanContext request = ItemTraces.request();
     return claimOrWait
         .claimNext(guard.queue(Params.queue(queue)), worker, leaseSeconds, max, wait)
         .map(
             claims -> {
               if (claims.isEmpty()) {
                 return Response.noContent().build();
+              }
+              // From the claims' answer on: a long poll's wait before it is no part of a claim.
+              Instant claimed = Instant.now();
+              for (Item item : claims) {
+                traces.record("claimq.claim", item, Outcome.CHANGED, request, claimed);
               }
               if (max == null) {
                 return Response.ok(ClaimedItemView.of(claims.get(0))).build();
@@ -239,14 +259,18 @@ public class QueuesResource {
       description =
           "Each entry is decided exactly as a single enqueue: 201 new, 200 the same work again,"
               + " 422 a reused key with another payload. The whole batch is one statement; an"
-              + " invalid entry refuses the whole batch with 400.")
+              + " invalid entry refuses the whole batch with 400. A traceparent header is stored"
+              + " with each new item, as for a single enqueue.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")
   public Views.BatchResults enqueueBatch(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
-      @Valid @NotNull Requests.EnqueueBatch body) {
+      @Valid @NotNull Requests.EnqueueBatch body,
+      @Context HttpHeaders headers) {
     String name = guard.queue(Params.queue(queue));
+    // One request, one trace: each entry is part of it.
+    String traceparent = ItemTraces.traceparent(headers);
     List<NewItem> entries = new ArrayList<>();
     for (int i = 0; i < body.items().size(); i++) {
       Requests.Enqueue entry = body.items().get(i);
@@ -258,7 +282,8 @@ public class QueuesResource {
               entry.priority(),
               entry.maxAttempts(),
               Params.timestamp("items[" + i + "].runAt", entry.runAt()),
-              guard.actor()));
+              guard.actor(),
+              traceparent));
     }
     return Views.BatchResults.of(batches.enqueue(name, entries, guard.actor()));
   }

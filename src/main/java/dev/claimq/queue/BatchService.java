@@ -69,6 +69,7 @@ public class BatchService {
       row.put("priority", entry.priority());
       row.put("max_attempts", entry.maxAttempts()); // null: the queue's policy or the default
       row.put("run_at", entry.runAt() == null ? null : entry.runAt().toString());
+      row.put("traceparent", entry.traceparent());
     }
     Map<Integer, ItemRepository.KeyHolder> holders =
         items.enqueueBatch(queue, batch.toString(), actor);
@@ -190,7 +191,8 @@ public class BatchService {
         entry.priority(),
         entry.maxAttempts(),
         entry.runAt(),
-        actor);
+        actor,
+        entry.traceparent());
   }
 
   private JsonNode readJson(String text) {

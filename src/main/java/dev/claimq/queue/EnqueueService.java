@@ -57,6 +57,7 @@ public class EnqueueService {
         request.priority() == null ? 0 : request.priority(),
         request.maxAttempts(), // null: the queue's policy, or the service's default
         request.runAt(),
-        request.enqueuedBy());
+        request.enqueuedBy(),
+        request.traceparent());
   }
 }

@@ -92,6 +92,9 @@ public class Item {
   @Column(name = "duplicate_sends")
   public int duplicateSends;
 
+  /** The W3C traceparent its enqueue carried, as sent; null when it carried none. */
+  public String traceparent;
+
   /**
    * Set on a claimed item only: whether an earlier attempt may have sent (it declared an intent and
    * ended without a complete, or failed not knowing), and every earlier attempt. Not columns.

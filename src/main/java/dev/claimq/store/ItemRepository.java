@@ -77,7 +77,8 @@ public class ItemRepository implements PanacheRepository<Item> {
           "maxAttempts",
           "defaultMaxAttempts",
           "runAt",
-          "enqueuedBy");
+          "enqueuedBy",
+          "traceparent");
   private static final Sql ENQUEUE_BATCH =
       FILE.take("enqueue-batch", "queue", "batch", "defaultMaxAttempts", "enqueuedBy");
   private static final Sql CLAIM =
@@ -144,26 +145,16 @@ public class ItemRepository implements PanacheRepository<Item> {
   private static final Sql QUEUE_STATS = FILE.take("queue-stats");
   private static final Sql QUEUE_THROUGHPUT = FILE.take("queue-throughput");
   private static final Sql SEARCH = FILE.take("search", "id", "text", "queues");
-  private static final Sql RETRY_MATCHING =
+  private static final Sql ACT_ON_MATCHING =
       FILE.take(
-          "retry-matching",
+          "act-on-matching",
+          "action",
           "state",
           "queues",
           "reason",
           "updatedAfter",
           "updatedBefore",
           "defaultLeaseSeconds",
-          "limit",
-          "dryRun",
-          "actor");
-  private static final Sql CANCEL_MATCHING =
-      FILE.take(
-          "cancel-matching",
-          "state",
-          "queues",
-          "reason",
-          "updatedAfter",
-          "updatedBefore",
           "limit",
           "dryRun",
           "actor");
@@ -207,6 +198,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("defaultMaxAttempts", defaultMaxAttempts)
         .set("runAt", item.runAt())
         .set("enqueuedBy", item.enqueuedBy())
+        .set("traceparent", item.traceparent())
         .list(ItemRepository::keyHolder)
         .stream()
         .reduce(ItemRepository::onlyOne);
@@ -467,24 +459,23 @@ public class ItemRepository implements PanacheRepository<Item> {
 
   /** Retries up to {@code limit} failed or cancelled items the filter matches, newest first. */
   public Matching retryMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return matching(
-        RETRY_MATCHING.on(dataSource).set("defaultLeaseSeconds", defaultLeaseSeconds),
-        filter,
-        limit,
-        dryRun,
-        actor);
+    return matching("retry", filter, limit, dryRun, actor);
   }
 
   /** Cancels up to {@code limit} pending or failed items the filter matches, newest first. */
   public Matching cancelMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return matching(CANCEL_MATCHING.on(dataSource), filter, limit, dryRun, actor);
+    return matching("cancel", filter, limit, dryRun, actor);
   }
 
-  private static Matching matching(
-      Sql.Call call, ItemFilter filter, int limit, boolean dryRun, String actor) {
+  private Matching matching(
+      String action, ItemFilter filter, int limit, boolean dryRun, String actor) {
     boolean[] more = {false};
     List<Item> items =
-        call.set("state", filter.state().wireName())
+        ACT_ON_MATCHING
+            .on(dataSource)
+            .set("action", action)
+            .set("defaultLeaseSeconds", defaultLeaseSeconds)
+            .set("state", filter.state().wireName())
             .set("queues", filter.queueArray())
             .set("reason", filter.reason())
             .set("updatedAfter", filter.updatedAfter())

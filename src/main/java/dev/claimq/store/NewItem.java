@@ -4,7 +4,8 @@ import java.time.Instant;
 
 /**
  * What an agent asks to enqueue, already validated. The payload is JSON text; null priority and
- * maxAttempts take the configured defaults.
+ * maxAttempts take the configured defaults. The traceparent is the enqueue's W3C trace context, or
+ * null.
  */
 public record NewItem(
     String queue,
@@ -13,4 +14,5 @@ public record NewItem(
     Integer priority,
     Integer maxAttempts,
     Instant runAt,
-    String enqueuedBy) {}
+    String enqueuedBy,
+    String traceparent) {}

@@ -201,10 +201,12 @@ class BatchTest extends AsAdmin {
     assertThat(duplicates).isEmpty();
     assertThat(notCompleted).isEmpty();
     assertThat(claimedBy).hasSize(500);
+    String path = "queues.find { it.queue == '" + queue + "' }";
     given()
         .get("/v1/queues")
         .then()
-        .body("queues.find { it.queue == '" + queue + "' }", org.hamcrest.Matchers.nullValue());
+        .body(path + ".counts.sending", org.hamcrest.Matchers.equalTo(0))
+        .body(path + ".doneLastMinute", org.hamcrest.Matchers.equalTo(500));
   }
 
   @Test

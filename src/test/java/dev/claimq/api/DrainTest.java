@@ -93,12 +93,15 @@ class DrainTest extends AsAdmin {
     assertThat(claimedBy.values().stream().distinct().count())
         .as("workers that got work")
         .isGreaterThan(1);
-    // Drained, the queue has no live item left, and without a policy it is not listed at all.
+    // Drained: no live item left, and the last minute's throughput is every item.
+    String path = "queues.find { it.queue == '" + queue + "' }";
     given()
         .get("/v1/queues")
         .then()
         .statusCode(200)
-        .body("queues.find { it.queue == '" + queue + "' }", org.hamcrest.Matchers.nullValue());
+        .body(path + ".counts.pending", org.hamcrest.Matchers.equalTo(0))
+        .body(path + ".counts.sending", org.hamcrest.Matchers.equalTo(0))
+        .body(path + ".doneLastMinute", org.hamcrest.Matchers.equalTo(items));
   }
 
   private static void enqueueAll(String queue, int items) throws Exception {

@@ -16,15 +16,16 @@ import java.util.stream.Stream;
  * Writes the benchmark's pgbench scripts from their templates in bench/pgbench, so the "raw SQL"
  * figures run exactly the statements the service runs. A template is pgbench's own lines plus
  * marker lines {@code -- item.sql: <block>}, optionally {@code (parameter: replacement)} for a
- * parameter pgbench cannot bind (a null, the rows of an earlier statement); each marker is followed
- * by that block of db/item.sql, ended by ";" or by the template's next {@code \gset}.
+ * parameter pgbench cannot bind (a null, the rows of an earlier statement), several separated by
+ * {@code "; "}; each marker is followed by that block of db/item.sql, ended by ";" or by the
+ * template's next {@code \gset}.
  *
  * <p>bench/run.sh runs it from the build's classes: {@code java -cp
  * target/classes:target/test-classes dev.claimq.bench.PgbenchScripts bench/pgbench OUT}.
  */
 public final class PgbenchScripts {
-  static final Pattern MARKER =
-      Pattern.compile("^-- item\\.sql: ([a-z0-9-]+)(?: \\((\\w+): (.+)\\))?$");
+  static final Pattern MARKER = Pattern.compile("^-- item\\.sql: ([a-z0-9-]+)(?: \\((.+)\\))?$");
+  private static final Pattern REPLACEMENT = Pattern.compile("(\\w+): (.+)");
 
   private PgbenchScripts() {}
 
@@ -86,8 +87,19 @@ public final class PgbenchScripts {
         throw new IllegalStateException(
             template.getFileName() + ": db/item.sql has no block " + marker.group(1));
       }
-      String sql =
-          marker.group(2) == null ? block.sql() : block.with(marker.group(2), marker.group(3));
+      String sql = block.sql();
+      if (marker.group(2) != null) {
+        for (String replacement : marker.group(2).split("; (?=\\w+: )")) {
+          Matcher parameter = REPLACEMENT.matcher(replacement);
+          if (!parameter.matches()) {
+            throw new IllegalStateException(
+                template.getFileName() + ": not (parameter: replacement): " + replacement);
+          }
+          sql =
+              new SqlFile.Block(block.name(), block.comment(), sql)
+                  .with(parameter.group(1), parameter.group(2));
+        }
+      }
       boolean gset = i + 1 < lines.size() && lines.get(i + 1).strip().startsWith("\\gset");
       script.append(sql).append(gset ? "\n" : ";\n");
     }

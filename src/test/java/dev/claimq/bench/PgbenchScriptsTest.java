@@ -51,9 +51,15 @@ class PgbenchScriptsTest {
     assertThat(scripts.get("claim-complete.sql"))
         .contains(STATEMENTS.blocks().get("claim-next").sql() + "\n\\gset")
         .contains(STATEMENTS.blocks().get("complete").sql() + ";");
+    SqlFile.Block enqueue = STATEMENTS.blocks().get("enqueue");
+    String withoutRunAt = enqueue.with("runAt", "NULL");
     assertThat(scripts.get("enqueue.sql"))
-        .contains(STATEMENTS.blocks().get("enqueue").with("runAt", "NULL") + ";")
-        .doesNotContain(":runAt");
+        .contains(
+            new SqlFile.Block(enqueue.name(), enqueue.comment(), withoutRunAt)
+                    .with("traceparent", "NULL")
+                + ";")
+        .doesNotContain(":runAt")
+        .doesNotContain(":traceparent");
   }
 
   @Test

@@ -89,8 +89,8 @@ class ConformanceKitTest {
     RETRIES_WITHOUT_BACKOFF(
         "backs-off-when-claimq-is-down",
         "repeats a complete every 50 ms while claimq answers 503",
-        "def finish(self, path, body, tries=10):",
-        "def finish(self, path, body, tries=1000):",
+        "def finish(self, path, body, tries=10, headers=None):",
+        "def finish(self, path, body, tries=1000, headers=None):",
         "threading.Event().wait(delay)",
         "threading.Event().wait(0.05)"),
     IGNORES_POSSIBLY_SENT(

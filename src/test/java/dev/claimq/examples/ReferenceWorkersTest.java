@@ -5,11 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.AgentSpan;
 import dev.claimq.Api;
 import dev.claimq.AsAdmin;
+import dev.claimq.InMemorySpans;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -37,9 +45,11 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The workers under examples/ are documentation that must stay true: each one runs here as a real
  * OS process against the in-process service, sends through the fake provider, and the provider's
  * record (one entry per idempotency key) together with each item's attempts proves every item was
- * sent exactly once. A missing python3, node or curl fails these tests; CI installs them.
+ * sent exactly once. A missing python3, node or curl fails these tests; CI installs them. Traces
+ * are on, so that the service's spans show which trace each worker's report to it was in.
  */
 @QuarkusTest
+@TestProfile(InMemorySpans.On.class)
 class ReferenceWorkersTest extends AsAdmin {
   static final String AGENT_KEY = env("CLAIMQ_AGENT_KEY", "dev-agent-key");
   static final String WORKER_KEY = env("CLAIMQ_WORKER_KEY", "dev-worker-key");
@@ -65,6 +75,8 @@ class ReferenceWorkersTest extends AsAdmin {
 
   @TestHTTPResource("/")
   URI base;
+
+  @Inject InMemorySpanExporter exported;
 
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -155,6 +167,55 @@ class ReferenceWorkersTest extends AsAdmin {
     assertThat(item(slow).path("state").asText()).as("log:%n%s", run.log()).isEqualTo("done");
     assertThat(outcomes(slow)).as("heartbeats kept the one claim").containsExactly("done");
     assertThat(sends.get(key(slow)).path("accepted").asInt()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Worker.class)
+  void a_worker_continues_an_items_trace_in_its_send_and_in_its_complete_and_fail(Worker worker)
+      throws Exception {
+    AgentSpan agent = AgentSpan.next();
+    String queue = Api.uniqueQueue("traces-" + worker.name().toLowerCase().replace('_', '-'));
+    String sent = enqueue(queue, newItem("sent", Map.of("n", 1)), agent.traceparent());
+    String refused =
+        enqueue(queue, newItem("refused", Map.of("fail", "permanent")), agent.traceparent());
+    String plain = enqueue(queue, newItem("plain", Map.of("n", 2)));
+
+    Run run = runUntilExit(worker, queue, Map.of("CLAIMQ_EXIT_WHEN_EMPTY", "1"));
+
+    assertThat(run.exitCode).as("log:%n%s", run.log()).isZero();
+    Map<String, List<String>> calls = providerTraceparents();
+    assertThat(calls.get(key(sent))).as("log:%n%s", run.log()).containsExactly(agent.traceparent());
+    assertThat(calls.get(key(refused))).containsExactly(agent.traceparent());
+    assertThat(calls.get(key(plain))).as("an item without one").containsExactly((String) null);
+
+    // What the worker told claimq: its complete and its fail in the agent's trace, under the
+    // agent's span; the untraced item's complete in a trace of its own.
+    String completeSent = "/v1/items/" + sent + "/complete";
+    String failRefused = "/v1/items/" + refused + "/fail";
+    String completePlain = "/v1/items/" + plain + "/complete";
+    List<SpanData> spans =
+        InMemorySpans.until(
+            exported,
+            all ->
+                List.of(completeSent, failRefused, completePlain).stream()
+                    .allMatch(path -> !requests(all, path).isEmpty()),
+            "the server spans of the worker's reports");
+    for (String path : List.of(completeSent, failRefused)) {
+      for (SpanData request : requests(spans, path)) {
+        assertThat(request.getTraceId()).as(path).isEqualTo(agent.traceId());
+        assertThat(request.getParentSpanId()).as(path).isEqualTo(agent.spanId());
+      }
+    }
+    assertThat(requests(spans, completePlain))
+        .allSatisfy(request -> assertThat(request.getParentSpanContext().isValid()).isFalse());
+  }
+
+  /** The server spans of the requests to this path. */
+  private static List<SpanData> requests(List<SpanData> spans, String path) {
+    return spans.stream()
+        .filter(s -> s.getKind() == SpanKind.SERVER)
+        .filter(s -> path.equals(s.getAttributes().get(AttributeKey.stringKey("url.path"))))
+        .toList();
   }
 
   @ParameterizedTest
@@ -277,8 +338,16 @@ class ReferenceWorkersTest extends AsAdmin {
   }
 
   private static String enqueue(String queue, Map<String, ?> body) {
-    return given()
-        .header("Authorization", "Bearer " + AGENT_KEY)
+    return enqueue(queue, body, null);
+  }
+
+  /** Enqueues as an agent does, in its trace when it has a traceparent (else null). */
+  private static String enqueue(String queue, Map<String, ?> body, String traceparent) {
+    var request = given().header("Authorization", "Bearer " + AGENT_KEY);
+    if (traceparent != null) {
+      request.header("traceparent", traceparent);
+    }
+    return request
         .contentType(ContentType.JSON)
         .body(body)
         .post("/v1/queues/{queue}/items", queue)
@@ -343,6 +412,26 @@ class ReferenceWorkersTest extends AsAdmin {
         .path("sends")
         .forEach(send -> sends.put(send.path("idempotencyKey").asText(), send));
     return sends;
+  }
+
+  /** The traceparent of each request the provider got (null: none), by idempotency key. */
+  private Map<String, List<String>> providerTraceparents()
+      throws IOException, InterruptedException {
+    HttpResponse<String> response =
+        http.send(
+            HttpRequest.newBuilder(URI.create(providerUrl.replace("/sends", "/requests")))
+                .timeout(Duration.ofSeconds(10))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).isEqualTo(200);
+    Map<String, List<String>> traceparents = new HashMap<>();
+    for (JsonNode request : json.readTree(response.body()).path("requests")) {
+      JsonNode traceparent = request.path("traceparent");
+      traceparents
+          .computeIfAbsent(request.path("idempotencyKey").asText(), key -> new ArrayList<>())
+          .add(traceparent.isTextual() ? traceparent.asText() : null);
+    }
+    return traceparents;
   }
 
   private void awaitProviderRecord(int entries, Duration timeout) throws Exception {
