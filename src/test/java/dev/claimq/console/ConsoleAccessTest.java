@@ -30,8 +30,15 @@ class ConsoleAccessTest extends ConsoleTest {
     Browser browser = browser();
     signIn(browser, Seed.WORKER);
     browser.text(By.id("read-only"), "Read-only");
+    browser.text(By.id("who-name"), "Signed in as dev-worker (worker)");
+    // Only what the API lets this key do: read an item by its id.
+    assertThat(
+            browser.driver().findElements(By.cssSelector("#nav a")).stream()
+                .filter(a -> a.isDisplayed())
+                .map(a -> a.getText()))
+        .containsExactly("Overview");
 
-    browser.open("/console/#/items/" + id);
+    browser.submit(By.id("item-id"), id);
     browser.text(By.id("reason"), "quota exceeded");
     assertThat(browser.driver().findElement(By.id("retry")).isDisplayed()).isFalse();
     assertThat(browser.driver().findElement(By.id("cancel")).isDisplayed()).isFalse();

@@ -143,13 +143,16 @@ function summary(item) {
       fact('Queue', h('a', { href: `#/queues/${encodeURIComponent(item.queue)}` }, item.queue)),
       fact('Attempts', `${item.attempts} of ${item.maxAttempts}`),
       fact('Last worker', item.claimedBy || '—'),
+      item.leaseExpiresAt ? fact('Lease ends', h('time', { datetime: item.leaseExpiresAt },
+        item.leaseExpiresAt)) : null,
       fact('Updated', when(item.updatedAt)),
       fact('Created', when(item.createdAt)),
       fact('Due', when(item.runAt)),
       fact('Dedupe key', h('code', {}, item.dedupeKey)),
       fact('Idempotency key', h('code', {}, item.idempotencyKey)),
       fact('External reference', item.externalRef ? h('code', {}, item.externalRef) : '—'),
-      fact('Enqueued by', item.enqueuedBy || '—')));
+      fact('Enqueued by', item.enqueuedBy || '—'),
+      item.traceparent ? fact('Trace', h('code', {}, item.traceparent)) : null));
 }
 
 function timeline(attempts) {

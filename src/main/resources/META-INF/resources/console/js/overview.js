@@ -8,6 +8,7 @@ const REFRESH_MS = 4000;
 const LATEST = 10;
 
 export async function render(main, { me }) {
+  if (!me.operator) return readOnly(main);
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
   const stamp = h('p', { class: 'hint' });
   const queues = h('section', { 'aria-labelledby': 'queues-title' });
@@ -40,7 +41,8 @@ export async function render(main, { me }) {
   await refresh();
   let busy = false;
   const timer = setInterval(async () => {
-    if (busy) return; // a slow answer never piles up requests
+    // A slow answer never piles up requests, and a tab in the background asks nothing.
+    if (busy || document.hidden) return;
     busy = true;
     try {
       await refresh();
@@ -49,6 +51,23 @@ export async function render(main, { me }) {
     }
   }, REFRESH_MS);
   return () => clearInterval(timer);
+}
+
+/** What a key without the operator role can do here: read one item, by its id. */
+function readOnly(main) {
+  const form = h('form', { id: 'open-item', class: 'inline' },
+    h('label', { for: 'item-id' }, 'Item id'),
+    h('input', { id: 'item-id', name: 'id', type: 'text', required: true, inputmode: 'numeric',
+      spellcheck: 'false' }),
+    h('button', { type: 'submit', id: 'open-item-go' }, 'Open'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    location.hash = `#/items/${encodeURIComponent(new FormData(form).get('id'))}`;
+  });
+  main.append(heading('Overview'),
+    h('p', {}, 'This key may read an item by its id. Listing queues and items, searching and'
+      + ' acting need an operator key.'),
+    form);
 }
 
 function describe(list) {
