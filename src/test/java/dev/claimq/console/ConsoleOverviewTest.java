@@ -4,8 +4,6 @@ import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 
@@ -18,21 +16,7 @@ class ConsoleOverviewTest extends ConsoleTest {
     String queue = uniqueQueue("overview");
     Seed.failed(queue, "o/failed", "mailer-1", "bounced");
     String done = Seed.enqueue(queue, "o/done", "{}", 3);
-    String token =
-        Seed.as(Seed.WORKER)
-            .contentType(ContentType.JSON)
-            .body("{}")
-            .post("/v1/items/{id}/claim", done)
-            .then()
-            .statusCode(200)
-            .extract()
-            .path("claimToken");
-    Seed.as(Seed.WORKER)
-        .contentType(ContentType.JSON)
-        .body(Map.of("claimToken", token))
-        .post("/v1/items/{id}/complete", done)
-        .then()
-        .statusCode(200);
+    Seed.complete(done, Seed.claim(done, 60), "msg_1").then().statusCode(200);
     Seed.enqueue(queue, "o/pending", "{}", 3);
     Seed.as(Seed.OPERATOR).post("/v1/queues/{queue}/pause", queue).then().statusCode(200);
 

@@ -3,6 +3,7 @@ package dev.claimq.console;
 import static io.restassured.RestAssured.given;
 
 import io.restassured.http.ContentType;
+import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 import java.util.Map;
 
@@ -55,6 +56,25 @@ final class Seed {
         .then()
         .statusCode(200);
     return id;
+  }
+
+  /** Claims the item as worker mailer-1 for this long; answers the claim token. */
+  static String claim(String id, int leaseSeconds) {
+    return as(WORKER)
+        .contentType(ContentType.JSON)
+        .body(Map.of("worker", "mailer-1", "leaseSeconds", leaseSeconds))
+        .post("/v1/items/{id}/claim", id)
+        .then()
+        .statusCode(200)
+        .extract()
+        .path("claimToken");
+  }
+
+  static Response complete(String id, String token, String externalRef) {
+    return as(WORKER)
+        .contentType(ContentType.JSON)
+        .body(Map.of("claimToken", token, "externalRef", externalRef))
+        .post("/v1/items/{id}/complete", id);
   }
 
   static String state(String id) {

@@ -1,0 +1,92 @@
+package dev.claimq.console;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+
+/** The item screen's other answers: cancel, resolve, a forced retry, and sends that went twice. */
+@QuarkusTest
+class ConsoleItemTest extends ConsoleTest {
+
+  @Test
+  void cancel_asks_for_a_confirmation_and_resolve_keeps_the_reference_and_the_note() {
+    String queue = uniqueQueue("item");
+    String toCancel = Seed.failed(queue, "i/1", "mailer-1", "no such user");
+    String toResolve = Seed.failed(queue, "i/2", "mailer-1", "outcome unknown");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+
+    browser.open("/console/#/items/" + toCancel);
+    browser.click(By.id("cancel"));
+    assertThat(Seed.state(toCancel)).as("not before the confirmation").isEqualTo("failed");
+    browser.click(By.id("cancel-confirm"));
+    browser.text(By.id("state"), "cancelled");
+    browser.text(By.id("action-log"), "cancel by dev-operator");
+    assertThat(Seed.state(toCancel)).isEqualTo("cancelled");
+
+    browser.open("/console/#/items/" + toResolve);
+    browser.click(By.id("resolve-open"));
+    browser.type(By.id("resolve-ref"), "msg_0193");
+    browser.type(By.id("resolve-note"), "Provider confirms delivery of msg_0193.");
+    browser.click(By.id("resolve"));
+    browser.text(By.id("state"), "done");
+    browser.text(By.id("action-log"), "Provider confirms delivery of msg_0193.");
+    Seed.as(Seed.OPERATOR)
+        .get("/v1/items/{id}", toResolve)
+        .then()
+        .body("externalRef", org.hamcrest.Matchers.equalTo("msg_0193"));
+  }
+
+  @Test
+  void a_retry_past_the_providers_idempotency_horizon_is_refused_then_can_be_forced()
+      throws Exception {
+    String queue = uniqueQueue("horizon");
+    Seed.as(Seed.OPERATOR)
+        .contentType(ContentType.JSON)
+        .body(Map.of("maxAttempts", 1, "leaseSeconds", 1, "providerKeyTtl", "PT3S"))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200);
+    Instant made = Instant.now();
+    String id = Seed.failed(queue, "h/1", "mailer-1", "mailbox full");
+    // A retry now would come due past createdAt + 3 s - the 1 s lease.
+    Thread.sleep(Math.max(0, Duration.between(Instant.now(), made.plusSeconds(3)).toMillis()));
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/items/" + id);
+
+    browser.click(By.id("retry"));
+    browser.text(By.id("messages"), "Retry refused (409)");
+    assertThat(Seed.state(id)).isEqualTo("failed");
+    browser.click(By.id("retry-force"));
+    browser.text(By.id("state"), "pending");
+    browser.text(By.id("messages"), "the next send may be a new one");
+  }
+
+  @Test
+  void a_late_success_and_the_duplicate_send_it_makes_are_shown() throws Exception {
+    String queue = uniqueQueue("late");
+    String id = Seed.enqueue(queue, "l/1", "{}", 3);
+    String stale = Seed.claim(id, 1);
+    for (int i = 0; i < 60 && !Seed.state(id).equals("pending"); i++) {
+      Thread.sleep(100); // the reaper ends the 1 s lease
+    }
+    String current = Seed.claim(id, 60);
+    Seed.complete(id, current, "msg_new").then().statusCode(200);
+    Seed.complete(id, stale, "msg_old").then().statusCode(409);
+
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/items/" + id);
+    browser.text(By.id("duplicates"), "Sent twice: 1 late success");
+    String attempts = browser.text(By.id("attempts"), "late success").getText();
+    assertThat(attempts).contains("lease_expired", "late success: reported msg_old", "done");
+  }
+}
