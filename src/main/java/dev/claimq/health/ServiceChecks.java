@@ -15,6 +15,7 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Liveness;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationInfoService;
 
 /**
  * What the service can say about itself beyond "the database answers" (readiness, Quarkus's own
@@ -99,8 +100,9 @@ class ServiceChecks {
     return () -> {
       var check = HealthCheckResponse.named("schema-migrations");
       try {
-        MigrationInfo[] pending = flyway.info().pending();
-        MigrationInfo current = flyway.info().current();
+        MigrationInfoService info = flyway.info(); // one read of the schema history, not two
+        MigrationInfo[] pending = info.pending();
+        MigrationInfo current = info.current();
         String at = current == null ? "none" : current.getVersion().toString();
         if (pending.length > 0) {
           return check
