@@ -17,14 +17,17 @@
 -- (jsonb equality: key order and white space do not matter, 1.0 equals 1). No row at all means
 -- the holder committed after this statement's snapshot was taken, or was deleted since: go again.
 -- An item without maxAttempts takes the queue's policy, or else the service's default. A replay
--- keeps the holder's traceparent: the item's trace is the one that made it.
+-- keeps the holder's traceparent: the item's trace is the one that made it. A queue whose policy
+-- requires approval takes the item in held, where no claim sees it until an operator approves it.
 WITH inserted AS (
   INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
-                    traceparent)
+                    traceparent, state)
   VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority,
           coalesce(:maxAttempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                    :defaultMaxAttempts),
-          coalesce(:runAt, now()), :enqueuedBy, :traceparent)
+          coalesce(:runAt, now()), :enqueuedBy, :traceparent,
+          CASE WHEN (SELECT require_approval FROM queue_policy WHERE queue = :queue)
+               THEN 'held' ELSE 'pending' END)
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
 )
@@ -43,7 +46,8 @@ WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM ins
 -- jsonb_to_recordset, so a batch is one statement whatever its size. Each entry (by ord, its
 -- position from 1) comes back with the row that holds its key: the row this statement inserted
 -- (changed only for the first entry of that key) or the one that was there, which the snapshot
--- shows and the insert cannot have added to. An entry without a row is decided alone.
+-- shows and the insert cannot have added to. An entry without a row is decided alone. Held or
+-- pending as for a single enqueue.
 WITH input AS (
   SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
                 AS e(ord int, dedupe_key text, payload jsonb, priority int, max_attempts int,
@@ -51,11 +55,13 @@ WITH input AS (
 ),
 inserted AS (
   INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
-                    traceparent)
+                    traceparent, state)
   SELECT :queue, dedupe_key, payload, priority,
          coalesce(max_attempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                   :defaultMaxAttempts),
-         coalesce(run_at, now()), :enqueuedBy, traceparent
+         coalesce(run_at, now()), :enqueuedBy, traceparent,
+         CASE WHEN (SELECT require_approval FROM queue_policy WHERE queue = :queue)
+              THEN 'held' ELSE 'pending' END
   FROM input
   ORDER BY ord
   ON CONFLICT (queue, dedupe_key) DO NOTHING
@@ -483,9 +489,10 @@ UNION ALL
 SELECT false, * FROM unchanged;
 
 -- name: act-on-matching
--- An operator's retry or cancel (:action) of the items a filter matches, in state :state,
--- newest first, at most :limit of them; one more is picked to tell whether more match. Each
--- changes exactly as the single retry or cancel changes it, and is audited. A retry does not pick
+-- An operator's retry, cancel, approve or reject (:action) of the items a filter matches, in
+-- state :state, newest first, at most :limit of them; one more is picked to tell whether more
+-- match. Each changes exactly as the single action changes it, and is audited (a reject with its
+-- reason, :note, as its note and last error; the others with the note "bulk"). A retry does not pick
 -- an item past its provider's idempotency horizon: only a single, forced retry sends it again.
 -- SKIP LOCKED steps past an item a worker or another operator is changing right now, and the
 -- lock rechecks the filter. With :dryRun the picked items come back as they are, unchanged.
@@ -513,9 +520,10 @@ chosen AS (
 ),
 acted AS (
   UPDATE item i SET
-    state = CASE WHEN :action = 'retry' THEN 'pending' ELSE 'cancelled' END,
+    state = CASE WHEN :action IN ('retry', 'approve') THEN 'pending' ELSE 'cancelled' END,
     attempts = CASE WHEN :action = 'retry' THEN 0 ELSE i.attempts END,
     run_at = CASE WHEN :action = 'retry' THEN now() ELSE i.run_at END,
+    last_error = CASE WHEN :action = 'reject' THEN CAST(:note AS text) ELSE i.last_error END,
     claim_token = NULL, updated_at = now()
   FROM chosen
   WHERE i.id = chosen.id AND NOT :dryRun
@@ -523,7 +531,7 @@ acted AS (
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor, note)
-  SELECT id, :action, :actor, 'bulk' FROM acted
+  SELECT id, :action, :actor, coalesce(CAST(:note AS text), 'bulk') FROM acted
 )
 SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM acted
 UNION ALL
@@ -662,6 +670,44 @@ SELECT true AS changed, * FROM resolved
 UNION ALL
 SELECT false, * FROM unchanged;
 
+-- name: approve
+-- An operator lets a held item go: pending, due at its runAt, claimable like any other. Only a
+-- held item can be approved, so of concurrent approvals and rejections exactly one takes effect.
+WITH approved AS (
+  UPDATE item SET state = 'pending', updated_at = now()
+  WHERE id = :id AND state = 'held'
+  RETURNING *
+),
+recorded AS (
+  INSERT INTO item_action (item_id, action, actor, note)
+  SELECT id, 'approve', :actor, :note FROM approved
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM approved) FOR SHARE
+)
+SELECT true AS changed, * FROM approved
+UNION ALL
+SELECT false, * FROM unchanged;
+
+-- name: reject
+-- An operator refuses a held item: cancelled, never sent. The reason is kept as the item's last
+-- error, where its proposer reads it, and in the action's note.
+WITH rejected AS (
+  UPDATE item SET state = 'cancelled', last_error = :reason, updated_at = now()
+  WHERE id = :id AND state = 'held'
+  RETURNING *
+),
+recorded AS (
+  INSERT INTO item_action (item_id, action, actor, note)
+  SELECT id, 'reject', :actor, :reason FROM rejected
+),
+unchanged AS (
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM rejected) FOR SHARE
+)
+SELECT true AS changed, * FROM rejected
+UNION ALL
+SELECT false, * FROM unchanged;
+
 -- name: policy
 -- The queue's policy as set; no row means every setting is the service's default.
 SELECT * FROM queue_policy WHERE queue = :queue;
@@ -672,9 +718,11 @@ SELECT * FROM queue_policy WHERE queue = :queue;
 WITH saved AS (
   INSERT INTO queue_policy (queue, max_attempts, lease_seconds, crash_loop_after,
                             on_unknown_outcome, max_releases, provider_key_ttl_seconds,
-                            backoff_base_seconds, backoff_cap_seconds, updated_by)
+                            backoff_base_seconds, backoff_cap_seconds, require_approval,
+                            updated_by)
   VALUES (:queue, :maxAttempts, :leaseSeconds, :crashLoopAfter, :onUnknownOutcome, :maxReleases,
-          :providerKeyTtlSeconds, :backoffBaseSeconds, :backoffCapSeconds, :actor)
+          :providerKeyTtlSeconds, :backoffBaseSeconds, :backoffCapSeconds, :requireApproval,
+          :actor)
   ON CONFLICT (queue) DO UPDATE SET
     max_attempts = EXCLUDED.max_attempts, lease_seconds = EXCLUDED.lease_seconds,
     crash_loop_after = EXCLUDED.crash_loop_after,
@@ -682,6 +730,7 @@ WITH saved AS (
     provider_key_ttl_seconds = EXCLUDED.provider_key_ttl_seconds,
     backoff_base_seconds = EXCLUDED.backoff_base_seconds,
     backoff_cap_seconds = EXCLUDED.backoff_cap_seconds,
+    require_approval = EXCLUDED.require_approval,
     updated_at = now(), updated_by = EXCLUDED.updated_by
   RETURNING *
 ),
@@ -761,31 +810,38 @@ SELECT * FROM item WHERE id = :id;
 SELECT id, queue FROM item WHERE id = ANY (CAST(:ids AS bigint[]));
 
 -- name: queue-stats
--- Per queue: live items by state, how long the oldest due pending item has waited, how many
--- pending items come due within the next minute, and whether claims are paused. Only the live
--- states are read, each through its own index (item_claimable, item_lease_expiry,
--- item_state_newest), so the cost follows the live items and never the done, cancelled and
--- pruned rows, however many the table holds. A queue with a policy and no live items is listed.
+-- Per queue: live items by state, how long the oldest due pending item and the oldest held item
+-- have waited, how many pending items come due within the next minute, and whether claims are
+-- paused. Only the live states are read, each through its own index (item_held, item_claimable,
+-- item_lease_expiry, item_state_newest), so the cost follows the live items and never the done,
+-- cancelled and pruned rows, however many the table holds. A queue with a policy and no live
+-- items is listed.
 WITH live AS (
-  SELECT queue, count(*) AS pending, 0 AS sending, 0 AS failed,
+  SELECT queue, 0 AS held, count(*) AS pending, 0 AS sending, 0 AS failed,
          min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due,
          count(*) FILTER (WHERE run_at > now() AND run_at <= now() + interval '1 minute')
-           AS due_next_minute
+           AS due_next_minute,
+         NULL::timestamptz AS oldest_held
   FROM item WHERE state = 'pending' GROUP BY queue
   UNION ALL
-  SELECT queue, 0, count(*), 0, NULL, 0 FROM item WHERE state = 'sending' GROUP BY queue
+  SELECT queue, 0, 0, count(*), 0, NULL, 0, NULL FROM item WHERE state = 'sending' GROUP BY queue
   UNION ALL
-  SELECT queue, 0, 0, count(*), NULL, 0 FROM item WHERE state = 'failed' GROUP BY queue
+  SELECT queue, 0, 0, 0, count(*), NULL, 0, NULL FROM item WHERE state = 'failed' GROUP BY queue
+  UNION ALL
+  SELECT queue, count(*), 0, 0, 0, NULL, 0, min(created_at) FROM item WHERE state = 'held'
+  GROUP BY queue
 ),
 per_queue AS (
-  SELECT queue, sum(pending) AS pending, sum(sending) AS sending, sum(failed) AS failed,
-         min(oldest_due) AS oldest_due, sum(due_next_minute) AS due_next_minute
+  SELECT queue, sum(held) AS held, sum(pending) AS pending, sum(sending) AS sending,
+         sum(failed) AS failed, min(oldest_due) AS oldest_due,
+         sum(due_next_minute) AS due_next_minute, min(oldest_held) AS oldest_held
   FROM live GROUP BY queue
 )
-SELECT coalesce(q.queue, p.queue) AS queue,
+SELECT coalesce(q.queue, p.queue) AS queue, coalesce(q.held, 0) AS held,
        coalesce(q.pending, 0) AS pending, coalesce(q.sending, 0) AS sending,
        coalesce(q.failed, 0) AS failed, coalesce(q.due_next_minute, 0) AS due_next_minute,
        extract(epoch FROM now() - q.oldest_due) AS oldest_due_pending_age_seconds,
+       extract(epoch FROM now() - q.oldest_held) AS oldest_held_age_seconds,
        coalesce(p.paused, false) AS paused
 FROM per_queue q
 FULL JOIN queue_policy p ON p.queue = q.queue

@@ -83,7 +83,7 @@ final class ApiExamples {
   static final String QUEUES =
       """
       {"queues": [{"queue": "emails",
-        "counts": {"pending": 12, "sending": 2, "failed": 1}, "dueNextMinute": 4,
-        "oldestDuePendingAgeSeconds": 3.2, "paused": false,
+        "counts": {"held": 0, "pending": 12, "sending": 2, "failed": 1}, "dueNextMinute": 4,
+        "oldestDuePendingAgeSeconds": 3.2, "oldestHeldAgeSeconds": null, "paused": false,
         "doneLastMinute": 640, "failedLastMinute": 3}]}""";
 }

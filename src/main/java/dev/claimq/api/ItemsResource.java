@@ -60,7 +60,7 @@ public class ItemsResource {
     this.traces = traces;
   }
 
-  @RolesAllowed(Role.OPERATOR)
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @GET
   @Tag(name = "operators")
   @Operation(
@@ -68,7 +68,8 @@ public class ItemsResource {
       summary = "Browse items, newest first",
       description =
           "Filter by queue, state, reason (text in the last error, any case) and when the item"
-              + " last changed; follow nextCursor for older items.")
+              + " last changed; follow nextCursor for older items."
+              + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "A page of items.",
@@ -86,7 +87,7 @@ public class ItemsResource {
               schema =
                   @Schema(
                       type = SchemaType.STRING,
-                      enumeration = {"pending", "sending", "done", "failed", "cancelled"}))
+                      enumeration = {"held", "pending", "sending", "done", "failed", "cancelled"}))
           @QueryParam("state")
           String state,
       @Parameter(
@@ -155,14 +156,16 @@ public class ItemsResource {
     return ItemView.of(lookup.get(itemId).orElseThrow(() -> notFound(itemId)));
   }
 
-  @RolesAllowed(Role.OPERATOR)
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @GET
   @Path("/{id}/attempts")
   @Tag(name = "operators")
   @Operation(
       operationId = "listAttempts",
       summary = "An item's history: one entry per claim",
-      description = "Who claimed it, when, and how each claim ended, oldest first.")
+      description =
+          "Who claimed it, when, and how each claim ended, oldest first."
+              + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "The attempts, oldest first.",
@@ -465,14 +468,63 @@ public class ItemsResource {
         operators.resolve(itemId, body.externalRef(), body.note(), guard.actor()), itemId);
   }
 
+  @RolesAllowed(Role.OPERATOR)
+  @POST
+  @Path("/{id}/approve")
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "approve",
+      summary = "Approve a held item: it becomes pending, for a worker to claim",
+      description =
+          "Only a held item (its queue requires approval) can be approved; of concurrent"
+              + " approvals and rejections exactly one takes effect, the others answer 409."
+              + " Recorded in the item's actions with the key's name and the note.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Pending.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StateConflict")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView approve(@PathParam("id") String id, @Valid @NotNull Requests.Approve body) {
+    long itemId = guard.item(Params.itemId(id));
+    return answer(operators.approve(itemId, body.note(), guard.actor()), itemId);
+  }
+
+  @RolesAllowed(Role.OPERATOR)
+  @POST
+  @Path("/{id}/reject")
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "reject",
+      summary = "Reject a held item: it is cancelled, never sent",
+      description =
+          "Only a held item can be rejected. The reason becomes the item's lastError, which its"
+              + " proposer reads, and is recorded in its actions with the key's name.")
+  @APIResponse(
+      responseCode = "200",
+      description = "Cancelled.",
+      content = @Content(schema = @Schema(implementation = ItemView.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "409", ref = "StateConflict")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public ItemView reject(@PathParam("id") String id, @Valid @NotNull Requests.Reject body) {
+    long itemId = guard.item(Params.itemId(id));
+    return answer(operators.reject(itemId, body.reason(), guard.actor()), itemId);
+  }
+
   @GET
   @Path("/{id}/actions")
-  @RolesAllowed(Role.OPERATOR)
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @Tag(name = "operators")
   @Operation(
       operationId = "listActions",
-      summary = "Operators' retries and cancels of an item",
-      description = "Each with the name of the key that did it, oldest first.")
+      summary = "Operators' actions on an item: retries, cancels, resolves, approvals, rejections",
+      description =
+          "Each with the name of the key that did it, oldest first."
+              + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "The actions, oldest first.",

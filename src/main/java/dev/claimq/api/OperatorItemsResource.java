@@ -64,7 +64,7 @@ public class OperatorItemsResource {
 
   @GET
   @Path("/items:search")
-  @RolesAllowed(Role.OPERATOR)
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @Tag(name = "operators")
   @Operation(
       operationId = "searchItems",
@@ -72,7 +72,8 @@ public class OperatorItemsResource {
       description =
           "Exact matches of the text against the item's id, its dedupeKey, its idempotencyKey (as"
               + " the provider knows it) and its externalRef, in the queues the key may see;"
-              + " the newest 20.")
+              + " the newest 20."
+              + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "The matching items, newest first (none: an empty list).",
@@ -116,7 +117,8 @@ public class OperatorItemsResource {
   public Views.BulkResult retry(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.CANCELLED));
     return result(
-        operators.retryMatching(filter, limit(body), dryRun(body), guard.actor()), dryRun(body));
+        operators.retryMatching(filter, limit(body.limit()), dryRun(body.dryRun()), guard.actor()),
+        dryRun(body.dryRun()));
   }
 
   @POST
@@ -140,7 +142,74 @@ public class OperatorItemsResource {
   public Views.BulkResult cancel(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.PENDING));
     return result(
-        operators.cancelMatching(filter, limit(body), dryRun(body), guard.actor()), dryRun(body));
+        operators.cancelMatching(filter, limit(body.limit()), dryRun(body.dryRun()), guard.actor()),
+        dryRun(body.dryRun()));
+  }
+
+  @POST
+  @Path("/items:approve")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @RolesAllowed(Role.OPERATOR)
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "approveMatching",
+      summary = "Approve every held item a filter matches, or preview it",
+      description =
+          "Held items matching the filter, newest first, up to limit per call (more: call"
+              + " again), each approved as a single approval would be and audited under the"
+              + " key's name. With dryRun nothing changes and the answer lists what would. One"
+              + " statement per call.")
+  @APIResponse(
+      responseCode = "200",
+      description = "What was approved, or with dryRun would be.",
+      content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.BulkResult approve(@Valid @NotNull Requests.BulkApprove body) {
+    return result(
+        operators.approveMatching(
+            held(body.queue(), body.updatedAfter(), body.updatedBefore()),
+            limit(body.limit()),
+            dryRun(body.dryRun()),
+            guard.actor()),
+        dryRun(body.dryRun()));
+  }
+
+  @POST
+  @Path("/items:reject")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @RolesAllowed(Role.OPERATOR)
+  @Tag(name = "operators")
+  @Operation(
+      operationId = "rejectMatching",
+      summary = "Reject every held item a filter matches, or preview it",
+      description =
+          "Held items matching the filter, newest first, up to limit per call (more: call"
+              + " again), each rejected with the reason as a single rejection would be and"
+              + " audited under the key's name. With dryRun nothing changes and the answer lists"
+              + " what would. One statement per call.")
+  @APIResponse(
+      responseCode = "200",
+      description = "What was rejected, or with dryRun would be.",
+      content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  public Views.BulkResult reject(@Valid @NotNull Requests.BulkReject body) {
+    return result(
+        operators.rejectMatching(
+            held(body.queue(), body.updatedAfter(), body.updatedBefore()),
+            limit(body.limit()),
+            dryRun(body.dryRun()),
+            body.reason(),
+            guard.actor()),
+        dryRun(body.dryRun()));
+  }
+
+  private ItemFilter held(String queue, String updatedAfter, String updatedBefore) {
+    return new ItemFilter(
+        guard.visible(queue == null ? null : Params.queue(queue)),
+        ItemState.HELD,
+        null,
+        Params.timestamp("updatedAfter", updatedAfter),
+        Params.timestamp("updatedBefore", updatedBefore));
   }
 
   private ItemFilter filter(Requests.Bulk body, Set<ItemState> allowed) {
@@ -162,12 +231,12 @@ public class OperatorItemsResource {
         Params.timestamp("updatedBefore", body.updatedBefore()));
   }
 
-  private static int limit(Requests.Bulk body) {
-    return body.limit() == null ? 100 : body.limit();
+  private static int limit(Integer limit) {
+    return limit == null ? 100 : limit;
   }
 
-  private static boolean dryRun(Requests.Bulk body) {
-    return Boolean.TRUE.equals(body.dryRun());
+  private static boolean dryRun(Boolean dryRun) {
+    return Boolean.TRUE.equals(dryRun);
   }
 
   private static Views.BulkResult result(ItemRepository.Matching matching, boolean dryRun) {

@@ -26,7 +26,7 @@ final class Outcomes {
       case NOT_CLAIMED -> new Status(204, null, null);
       case NOT_FOUND -> new Status(404, "item-not-found", "Item not found");
       case STALE_CLAIM, LATE_SUCCESS -> new Status(409, "stale-claim", "Stale claim");
-      case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE ->
+      case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE, NOT_HELD ->
           new Status(409, "state-conflict", "Not allowed in this state");
       case RELEASE_LIMIT -> new Status(409, "release-limit", "Release limit reached");
       case PAST_HORIZON ->
@@ -76,6 +76,13 @@ final class Outcomes {
               + " is "
               + item.state.wireName()
               + ": only failed items can be resolved.";
+      case NOT_HELD ->
+          "Item "
+              + item.id
+              + " is "
+              + item.state.wireName()
+              + ": only held items can be approved or rejected (another operator may have"
+              + " decided first).";
       case RELEASE_LIMIT ->
           "Item "
               + item.id

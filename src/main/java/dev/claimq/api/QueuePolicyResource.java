@@ -29,7 +29,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 /** Operators' settings of one queue: its policy, pause and resume, and who changed them. */
 @Path("/v1/queues/{queue}")
 @Produces(MediaType.APPLICATION_JSON)
-@RolesAllowed(Role.OPERATOR)
 @Tag(name = "operators")
 public class QueuePolicyResource {
   private final QueuePolicies policies;
@@ -55,6 +54,7 @@ public class QueuePolicyResource {
         "providerKeyTtl",
         "backoffBaseSeconds",
         "backoffCapSeconds",
+        "requireApproval",
         "paused",
         "updatedAt",
         "updatedBy",
@@ -71,6 +71,8 @@ public class QueuePolicyResource {
           String providerKeyTtl,
       @Schema(nullable = true) Integer backoffBaseSeconds,
       @Schema(nullable = true) Integer backoffCapSeconds,
+      @Schema(description = "New items are held for an operator's approval.", nullable = true)
+          Boolean requireApproval,
       @Schema(description = "Claims answer 204 until the queue is resumed.") boolean paused,
       @Schema(description = "Null when nothing was ever set.", nullable = true) Instant updatedAt,
       @Schema(description = "The key that last changed it.", nullable = true) String updatedBy,
@@ -86,7 +88,8 @@ public class QueuePolicyResource {
         "onUnknownOutcome",
         "maxReleases",
         "backoffBaseSeconds",
-        "backoffCapSeconds"
+        "backoffCapSeconds",
+        "requireApproval"
       })
   public record Effective(
       int maxAttempts,
@@ -95,14 +98,18 @@ public class QueuePolicyResource {
       @Schema(enumeration = {"retry", "hold"}) String onUnknownOutcome,
       int maxReleases,
       int backoffBaseSeconds,
-      int backoffCapSeconds) {}
+      int backoffCapSeconds,
+      boolean requireApproval) {}
 
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @GET
   @Path("/policy")
   @Operation(
       operationId = "getPolicy",
       summary = "A queue's policy",
-      description = "The settings as set (null: the service's default) and as they apply.")
+      description =
+          "The settings as set (null: the service's default) and as they apply."
+              + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "The policy.",
@@ -112,6 +119,7 @@ public class QueuePolicyResource {
     return view(policies.get(guard.queue(Params.queue(queue))));
   }
 
+  @RolesAllowed(Role.OPERATOR)
   @PUT
   @Path("/policy")
   @Consumes(MediaType.APPLICATION_JSON)
@@ -142,6 +150,7 @@ public class QueuePolicyResource {
     policy.providerKeyTtlSeconds = Params.durationSeconds("providerKeyTtl", body.providerKeyTtl());
     policy.backoffBaseSeconds = body.backoffBaseSeconds();
     policy.backoffCapSeconds = body.backoffCapSeconds();
+    policy.requireApproval = body.requireApproval();
     if (body.backoffBaseSeconds() != null
         && body.backoffCapSeconds() != null
         && body.backoffCapSeconds() < body.backoffBaseSeconds()) {
@@ -171,6 +180,7 @@ public class QueuePolicyResource {
     return view(change.policy());
   }
 
+  @RolesAllowed(Role.OPERATOR)
   @POST
   @Path("/pause")
   @Operation(
@@ -188,6 +198,7 @@ public class QueuePolicyResource {
     return view(policies.pause(guard.queue(Params.queue(queue)), guard.actor()));
   }
 
+  @RolesAllowed(Role.OPERATOR)
   @POST
   @Path("/resume")
   @Operation(
@@ -203,12 +214,15 @@ public class QueuePolicyResource {
     return view(policies.resume(guard.queue(Params.queue(queue)), guard.actor()));
   }
 
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @GET
   @Path("/actions")
   @Operation(
       operationId = "listQueueActions",
       summary = "Operators' policy changes, pauses and resumes of a queue",
-      description = "Each with the name of the key that did it, oldest first.")
+      description =
+          "Each with the name of the key that did it, oldest first."
+              + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "The actions, oldest first.",
@@ -231,7 +245,8 @@ public class QueuePolicyResource {
             applies.onUnknownOutcome(),
             applies.maxReleases(),
             (int) applies.backoff().base().toSeconds(),
-            (int) applies.backoff().cap().toSeconds());
+            (int) applies.backoff().cap().toSeconds(),
+            applies.requireApproval());
     return new PolicyView(
         policy.queue,
         policy.maxAttempts,
@@ -244,6 +259,7 @@ public class QueuePolicyResource {
             : java.time.Duration.ofSeconds(policy.providerKeyTtlSeconds).toString(),
         policy.backoffBaseSeconds,
         policy.backoffCapSeconds,
+        policy.requireApproval,
         policy.paused,
         policy.updatedAt,
         policy.updatedBy,

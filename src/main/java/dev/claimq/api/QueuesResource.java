@@ -288,7 +288,7 @@ public class QueuesResource {
     return Views.BatchResults.of(batches.enqueue(name, entries, guard.actor()));
   }
 
-  @RolesAllowed(Role.OPERATOR)
+  @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @GET
   @Tag(name = "operators")
   @Operation(
@@ -299,7 +299,8 @@ public class QueuesResource {
               + " how long the oldest due pending item has waited (a growing age means workers"
               + " are not keeping up), and the last minute's completes and fails. Done and"
               + " cancelled items are not counted; the cost follows the live items, not the"
-              + " table.")
+              + " table."
+              + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
       description = "One entry per queue, by name.",
@@ -315,7 +316,8 @@ public class QueuesResource {
     lastMinute
         .keySet()
         .forEach(
-            queue -> byName.putIfAbsent(queue, new QueueStats(queue, 0, 0, 0, 0, null, false)));
+            queue ->
+                byName.putIfAbsent(queue, new QueueStats(queue, 0, 0, 0, 0, 0, null, null, false)));
     return new Views.QueueList(
         byName.values().stream()
             .filter(stats -> guard.mayUse(stats.queue()))

@@ -240,6 +240,82 @@ public final class Requests {
           @Size(max = 2_000)
           String note) {}
 
+  @Schema(name = "ApproveRequest")
+  public record Approve(
+      @Schema(
+              description = "Why, for the record, kept in the item's actions.",
+              examples = "Checked with the customer.")
+          @Size(max = 2_000)
+          String note) {}
+
+  @Schema(name = "RejectRequest")
+  public record Reject(
+      @Schema(
+              description =
+                  "Why not: kept as the item's lastError, where its proposer reads it, and in its"
+                      + " actions.",
+              examples = "Wrong recipient: this customer unsubscribed.")
+          @NotBlank
+          @Size(max = 2_000)
+          String reason) {}
+
+  @Schema(
+      name = "BulkApproveRequest",
+      description = "Which held items an operator's approval of many means, and how many.")
+  public record BulkApprove(
+      @Schema(description = "Only this queue; omit for every queue the key may use.")
+          @Size(max = 64)
+          String queue,
+      @Schema(
+              type = SchemaType.STRING,
+              format = "date-time",
+              description = "Only items held since at or after this RFC 3339 time.")
+          @Size(max = 64)
+          String updatedAfter,
+      @Schema(
+              type = SchemaType.STRING,
+              format = "date-time",
+              description = "Only items held since before this RFC 3339 time.")
+          @Size(max = 64)
+          String updatedBefore,
+      @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
+          Boolean dryRun,
+      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100") @Min(1) @Max(500)
+          Integer limit) {}
+
+  @Schema(
+      name = "BulkRejectRequest",
+      description =
+          "Which held items an operator's rejection of many means, how many, and why not.")
+  public record BulkReject(
+      @Schema(description = "Only this queue; omit for every queue the key may use.")
+          @Size(max = 64)
+          String queue,
+      @Schema(
+              type = SchemaType.STRING,
+              format = "date-time",
+              description = "Only items held since at or after this RFC 3339 time.")
+          @Size(max = 64)
+          String updatedAfter,
+      @Schema(
+              type = SchemaType.STRING,
+              format = "date-time",
+              description = "Only items held since before this RFC 3339 time.")
+          @Size(max = 64)
+          String updatedBefore,
+      @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
+          Boolean dryRun,
+      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100") @Min(1) @Max(500)
+          Integer limit,
+      @Schema(
+              description =
+                  "Why not: kept as each item's lastError, where its proposer reads it, and in"
+                      + " its actions.",
+              examples = "Campaign withdrawn.")
+          @NotBlank
+          @Size(max = 2_000)
+          String reason) {}
+
   @Schema(
       name = "PolicyRequest",
       description = "A queue's settings; a setting left out (or null) is the service's default.")
@@ -286,7 +362,12 @@ public final class Requests {
                   "The longest delay between two attempts, in seconds; at least the base.")
           @Min(1)
           @Max(604_800)
-          Integer backoffCapSeconds) {}
+          Integer backoffCapSeconds,
+      @Schema(
+              description =
+                  "New items wait in state held, unclaimable, until an operator approves"
+                      + " (pending) or rejects (cancelled) each one. Off when left out.")
+          Boolean requireApproval) {}
 
   @Schema(name = "HeartbeatRequest")
   public record Heartbeat(

@@ -145,10 +145,10 @@ public final class Views {
 
   @Schema(
       name = "Action",
-      description = "An operator's retry, cancel or resolve.",
+      description = "An operator's retry, cancel, resolve, approval or rejection.",
       requiredProperties = {"action", "actor", "at", "note"})
   public record ActionView(
-      @Schema(enumeration = {"retry", "cancel", "resolve"}) String action,
+      @Schema(enumeration = {"retry", "cancel", "resolve", "approve", "reject"}) String action,
       @Schema(description = "The name of the key that did it.") String actor,
       Instant at,
       @Schema(description = "Why, as the operator said it; null unless given.", nullable = true)
@@ -168,8 +168,13 @@ public final class Views {
           "Live items by state. Done and cancelled items are not counted: their number only"
               + " grows, and counting it would cost a scan of the table (throughput is in the"
               + " metrics).",
-      requiredProperties = {"pending", "sending", "failed"})
-  public record StateCounts(long pending, long sending, long failed) {}
+      requiredProperties = {"held", "pending", "sending", "failed"})
+  public record StateCounts(
+      @Schema(description = "Waiting for an operator's approval (a queue's requireApproval).")
+          long held,
+      long pending,
+      long sending,
+      long failed) {}
 
   @Schema(
       name = "Queue",
@@ -178,6 +183,7 @@ public final class Views {
         "counts",
         "dueNextMinute",
         "oldestDuePendingAgeSeconds",
+        "oldestHeldAgeSeconds",
         "paused",
         "doneLastMinute",
         "failedLastMinute"
@@ -192,6 +198,11 @@ public final class Views {
                   "Seconds the oldest due pending item has waited; null when none is due.",
               nullable = true)
           Double oldestDuePendingAgeSeconds,
+      @Schema(
+              description =
+                  "Seconds the oldest held item has waited for approval; null when none is held.",
+              nullable = true)
+          Double oldestHeldAgeSeconds,
       @Schema(description = "Claims answer 204 until an operator resumes the queue.")
           boolean paused,
       @Schema(description = "Attempts completed in the last minute: the queue's throughput.")
@@ -203,9 +214,10 @@ public final class Views {
     static QueueView of(QueueStats stats, long[] lastMinute) {
       return new QueueView(
           stats.queue(),
-          new StateCounts(stats.pending(), stats.sending(), stats.failed()),
+          new StateCounts(stats.held(), stats.pending(), stats.sending(), stats.failed()),
           stats.dueNextMinute(),
           stats.oldestDuePendingAgeSeconds(),
+          stats.oldestHeldAgeSeconds(),
           stats.paused(),
           lastMinute == null ? 0 : lastMinute[0],
           lastMinute == null ? 0 : lastMinute[1]);

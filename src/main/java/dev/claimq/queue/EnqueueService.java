@@ -2,6 +2,7 @@ package dev.claimq.queue;
 
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemRepository.KeyHolder;
+import dev.claimq.store.ItemState;
 import dev.claimq.store.NewItem;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
@@ -31,7 +32,8 @@ public class EnqueueService {
       Optional<KeyHolder> holder = items.enqueue(item);
       if (holder.isPresent()) {
         Answer answer = answer(holder.get());
-        if (answer.outcome() == Outcome.CREATED) {
+        // A held item is not claimable: only its approval wakes the workers (a trigger).
+        if (answer.outcome() == Outcome.CREATED && answer.item().state == ItemState.PENDING) {
           enqueued.fire(new ItemsEnqueued(item.queue()));
         }
         return answer;

@@ -125,6 +125,25 @@ public class OperatorService {
         actor);
   }
 
+  /** CHANGED (pending), NOT_HELD or NOT_FOUND. */
+  public Answer approve(long id, String note, String actor) {
+    return decided(items.approve(id, note, actor), "approve", actor);
+  }
+
+  /** CHANGED (cancelled, with the reason), NOT_HELD or NOT_FOUND. */
+  public Answer reject(long id, String reason, String actor) {
+    return decided(items.reject(id, reason, actor), "reject", actor);
+  }
+
+  private Answer decided(Optional<ItemRepository.Changed> row, String action, String actor) {
+    return counted(
+        metrics,
+        row.map(r -> new Answer(r.changed() ? Outcome.CHANGED : Outcome.NOT_HELD, r.item()))
+            .orElseGet(Answer::notFound),
+        action,
+        actor);
+  }
+
   public List<QueueStats> queues() {
     return items.queueStats();
   }
@@ -152,6 +171,18 @@ public class OperatorService {
   public ItemRepository.Matching cancelMatching(
       ItemFilter filter, int limit, boolean dryRun, String actor) {
     return recorded(items.cancelMatching(filter, limit, dryRun, actor), "cancel", actor);
+  }
+
+  /** Approves up to {@code limit} held items the filter matches, or previews it. */
+  public ItemRepository.Matching approveMatching(
+      ItemFilter filter, int limit, boolean dryRun, String actor) {
+    return recorded(items.approveMatching(filter, limit, dryRun, actor), "approve", actor);
+  }
+
+  /** Rejects up to {@code limit} held items the filter matches, with the reason, or previews it. */
+  public ItemRepository.Matching rejectMatching(
+      ItemFilter filter, int limit, boolean dryRun, String reason, String actor) {
+    return recorded(items.rejectMatching(filter, limit, dryRun, reason, actor), "reject", actor);
   }
 
   private ItemRepository.Matching recorded(

@@ -36,6 +36,8 @@ public enum Outcome {
   NOT_CANCELLABLE,
   /** An operator's resolve of an item that is not failed. */
   NOT_RESOLVABLE,
+  /** An operator's approval or rejection of an item that is not held. */
+  NOT_HELD,
   /** A release of a claim whose item has used up its releases: the claim is still held. */
   RELEASE_LIMIT
 }

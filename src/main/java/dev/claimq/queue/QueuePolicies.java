@@ -28,7 +28,8 @@ public class QueuePolicies {
       int crashLoopAfter,
       String onUnknownOutcome,
       int maxReleases,
-      Backoff backoff) {}
+      Backoff backoff,
+      boolean requireApproval) {}
 
   /** What a policy change did: CHANGED with the policy, or POLICY_DOES_NOT_FIT. */
   public record Change(Outcome outcome, QueuePolicy policy, Schedule schedule) {}
@@ -108,7 +109,8 @@ public class QueuePolicies {
             : config.retry().onUnknownOutcome().wireName(),
         policy.maxReleases != null ? policy.maxReleases : config.lease().maxReleases(),
         work.backoffOf(
-            new ItemRepository.QueueBackoff(policy.backoffBaseSeconds, policy.backoffCapSeconds)));
+            new ItemRepository.QueueBackoff(policy.backoffBaseSeconds, policy.backoffCapSeconds)),
+        Boolean.TRUE.equals(policy.requireApproval));
   }
 
   /** Claims of the queue answer 204 until it is resumed; enqueues are still accepted. */

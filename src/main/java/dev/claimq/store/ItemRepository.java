@@ -117,6 +117,8 @@ public class ItemRepository implements PanacheRepository<Item> {
   private static final Sql RELEASE =
       FILE.take("release", "id", "token", "delaySeconds", "defaultMaxReleases", "actor");
   private static final Sql RESOLVE = FILE.take("resolve", "id", "externalRef", "note", "actor");
+  private static final Sql APPROVE = FILE.take("approve", "id", "note", "actor");
+  private static final Sql REJECT = FILE.take("reject", "id", "reason", "actor");
   private static final Sql POLICY = FILE.take("policy", "queue");
   private static final Sql SET_POLICY =
       FILE.take(
@@ -130,6 +132,7 @@ public class ItemRepository implements PanacheRepository<Item> {
           "providerKeyTtlSeconds",
           "backoffBaseSeconds",
           "backoffCapSeconds",
+          "requireApproval",
           "policy",
           "actor");
   private static final Sql BACKOFF_OF = FILE.take("backoff-of", "ids");
@@ -157,6 +160,7 @@ public class ItemRepository implements PanacheRepository<Item> {
           "defaultLeaseSeconds",
           "limit",
           "dryRun",
+          "note",
           "actor");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
   private static final Sql VACUUM = FILE.take("vacuum");
@@ -384,6 +388,7 @@ public class ItemRepository implements PanacheRepository<Item> {
         .set("providerKeyTtlSeconds", policy.providerKeyTtlSeconds)
         .set("backoffBaseSeconds", policy.backoffBaseSeconds)
         .set("backoffCapSeconds", policy.backoffCapSeconds)
+        .set("requireApproval", policy.requireApproval)
         .set("policy", policyJson)
         .set("actor", actor)
         .list(POLICIES)
@@ -454,21 +459,42 @@ public class ItemRepository implements PanacheRepository<Item> {
     return single(CANCEL.on(dataSource).set("id", id).set("actor", actor));
   }
 
+  /** Moves a held item to pending; empty when there is no such item. */
+  public Optional<Changed> approve(long id, String note, String actor) {
+    return single(APPROVE.on(dataSource).set("id", id).set("note", note).set("actor", actor));
+  }
+
+  /** Moves a held item to cancelled, with the reason as its last error; empty for no such item. */
+  public Optional<Changed> reject(long id, String reason, String actor) {
+    return single(REJECT.on(dataSource).set("id", id).set("reason", reason).set("actor", actor));
+  }
+
   /** What a filtered operator action did (or, on a dry run, would do), and whether more match. */
   public record Matching(List<Item> items, boolean changed, boolean more) {}
 
   /** Retries up to {@code limit} failed or cancelled items the filter matches, newest first. */
   public Matching retryMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return matching("retry", filter, limit, dryRun, actor);
+    return matching("retry", filter, limit, dryRun, null, actor);
   }
 
   /** Cancels up to {@code limit} pending or failed items the filter matches, newest first. */
   public Matching cancelMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return matching("cancel", filter, limit, dryRun, actor);
+    return matching("cancel", filter, limit, dryRun, null, actor);
+  }
+
+  /** Approves up to {@code limit} held items the filter matches, newest first. */
+  public Matching approveMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
+    return matching("approve", filter, limit, dryRun, null, actor);
+  }
+
+  /** Rejects up to {@code limit} held items the filter matches, with one reason, newest first. */
+  public Matching rejectMatching(
+      ItemFilter filter, int limit, boolean dryRun, String reason, String actor) {
+    return matching("reject", filter, limit, dryRun, reason, actor);
   }
 
   private Matching matching(
-      String action, ItemFilter filter, int limit, boolean dryRun, String actor) {
+      String action, ItemFilter filter, int limit, boolean dryRun, String note, String actor) {
     boolean[] more = {false};
     List<Item> items =
         ACT_ON_MATCHING
@@ -482,6 +508,7 @@ public class ItemRepository implements PanacheRepository<Item> {
             .set("updatedBefore", filter.updatedBefore())
             .set("limit", limit)
             .set("dryRun", dryRun)
+            .set("note", note)
             .set("actor", actor)
             .list(
                 row -> {
@@ -570,13 +597,16 @@ public class ItemRepository implements PanacheRepository<Item> {
         .list(
             row -> {
               BigDecimal age = row.getBigDecimal("oldest_due_pending_age_seconds");
+              BigDecimal heldAge = row.getBigDecimal("oldest_held_age_seconds");
               return new QueueStats(
                   row.getString("queue"),
+                  row.getLong("held"),
                   row.getLong("pending"),
                   row.getLong("sending"),
                   row.getLong("failed"),
                   row.getLong("due_next_minute"),
                   age == null ? null : age.doubleValue(),
+                  heldAge == null ? null : heldAge.doubleValue(),
                   row.getBoolean("paused"));
             });
   }

@@ -7,6 +7,8 @@ import java.util.Locale;
 
 /** Where an item is in its life. The names on the wire and in the database are lower case. */
 public enum ItemState {
+  /** Waits for an operator's approval; no worker can claim it (a queue's requireApproval). */
+  HELD,
   PENDING,
   SENDING,
   DONE,

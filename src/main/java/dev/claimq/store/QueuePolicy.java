@@ -42,6 +42,10 @@ public class QueuePolicy {
   @Column(name = "backoff_cap_seconds")
   public Integer backoffCapSeconds;
 
+  /** New items wait, held, for an operator's approval; null: the default, off. */
+  @Column(name = "require_approval")
+  public Boolean requireApproval;
+
   public boolean paused;
 
   @Column(name = "updated_at")

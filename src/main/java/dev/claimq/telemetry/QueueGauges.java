@@ -17,13 +17,14 @@ import java.util.TreeMap;
  */
 @Singleton
 public class QueueGauges {
-  private static final List<String> STATES = List.of("pending", "sending", "failed");
+  private static final List<String> STATES = List.of("held", "pending", "sending", "failed");
 
   private final QueueMetrics metrics;
   private final MultiGauge items;
   private final MultiGauge paused;
   private final MultiGauge oldest;
   private final MultiGauge dueSoon;
+  private final MultiGauge oldestHeld;
 
   QueueGauges(MeterRegistry registry, QueueMetrics metrics) {
     this.metrics = metrics;
@@ -43,41 +44,54 @@ public class QueueGauges {
         MultiGauge.builder("claimq.items.due.next.minute")
             .description("Pending items that come due within the next minute")
             .register(registry);
+    this.oldestHeld =
+        MultiGauge.builder("claimq.oldest.held.age.seconds")
+            .description("How long the oldest held item has waited for approval; 0 if none")
+            .register(registry);
   }
 
   /** Replaces every queue gauge with this sample; queues no longer listed disappear. */
   public void show(List<QueueStats> sample) {
-    Map<String, long[]> counts = new TreeMap<>(); // pending, sending, failed, due soon, paused
+    // held, pending, sending, failed (as STATES), due soon, paused
+    Map<String, long[]> counts = new TreeMap<>();
     Map<String, Double> ages = new TreeMap<>();
+    Map<String, Double> heldAges = new TreeMap<>();
     for (QueueStats queue : sample) {
       String label = metrics.label(queue.queue());
-      long[] sum = counts.computeIfAbsent(label, l -> new long[5]);
-      sum[0] += queue.pending();
-      sum[1] += queue.sending();
-      sum[2] += queue.failed();
-      sum[3] += queue.dueNextMinute();
-      sum[4] += queue.paused() ? 1 : 0;
-      double age =
-          queue.oldestDuePendingAgeSeconds() == null ? 0 : queue.oldestDuePendingAgeSeconds();
-      ages.merge(label, age, Math::max);
+      long[] sum = counts.computeIfAbsent(label, l -> new long[6]);
+      sum[0] += queue.held();
+      sum[1] += queue.pending();
+      sum[2] += queue.sending();
+      sum[3] += queue.failed();
+      sum[4] += queue.dueNextMinute();
+      sum[5] += queue.paused() ? 1 : 0;
+      ages.merge(label, orZero(queue.oldestDuePendingAgeSeconds()), Math::max);
+      heldAges.merge(label, orZero(queue.oldestHeldAgeSeconds()), Math::max);
     }
     List<MultiGauge.Row<?>> itemRows = new ArrayList<>();
     List<MultiGauge.Row<?>> pausedRows = new ArrayList<>();
     List<MultiGauge.Row<?>> oldestRows = new ArrayList<>();
     List<MultiGauge.Row<?>> dueRows = new ArrayList<>();
+    List<MultiGauge.Row<?>> heldRows = new ArrayList<>();
     counts.forEach(
         (queue, sum) -> {
           for (int state = 0; state < STATES.size(); state++) {
             itemRows.add(
                 MultiGauge.Row.of(Tags.of("queue", queue, "state", STATES.get(state)), sum[state]));
           }
-          dueRows.add(MultiGauge.Row.of(Tags.of("queue", queue), sum[3]));
-          pausedRows.add(MultiGauge.Row.of(Tags.of("queue", queue), sum[4]));
+          dueRows.add(MultiGauge.Row.of(Tags.of("queue", queue), sum[4]));
+          pausedRows.add(MultiGauge.Row.of(Tags.of("queue", queue), sum[5]));
           oldestRows.add(MultiGauge.Row.of(Tags.of("queue", queue), ages.get(queue)));
+          heldRows.add(MultiGauge.Row.of(Tags.of("queue", queue), heldAges.get(queue)));
         });
     items.register(itemRows, true);
     paused.register(pausedRows, true);
     oldest.register(oldestRows, true);
     dueSoon.register(dueRows, true);
+    oldestHeld.register(heldRows, true);
+  }
+
+  private static double orZero(Double seconds) {
+    return seconds == null ? 0 : seconds;
   }
 }

@@ -93,15 +93,15 @@ class DrainTest extends AsAdmin {
     assertThat(claimedBy.values().stream().distinct().count())
         .as("workers that got work")
         .isGreaterThan(1);
-    // Drained: no live item left, and the last minute's throughput is every item.
+    // Drained: no live item left. (Its throughput is not asserted here: on a loaded machine the
+    // drain can outlast the minute that doneLastMinute counts; BatchTest counts it exactly.)
     String path = "queues.find { it.queue == '" + queue + "' }";
     given()
         .get("/v1/queues")
         .then()
         .statusCode(200)
         .body(path + ".counts.pending", org.hamcrest.Matchers.equalTo(0))
-        .body(path + ".counts.sending", org.hamcrest.Matchers.equalTo(0))
-        .body(path + ".doneLastMinute", org.hamcrest.Matchers.equalTo(items));
+        .body(path + ".counts.sending", org.hamcrest.Matchers.equalTo(0));
   }
 
   private static void enqueueAll(String queue, int items) throws Exception {

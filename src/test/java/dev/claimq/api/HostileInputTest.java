@@ -610,6 +610,8 @@ class HostileInputTest extends AsAdmin {
     // A request of an earlier round may have paused the queue (a valid pause is a valid answer):
     // these claims need it running.
     call("POST", "/v1/queues/" + queue + "/resume", null, 200);
+    // And a valid policy change may have asked for approval, which would hold these items.
+    call("PUT", "/v1/queues/" + queue + "/policy", Map.of(), 200);
     List<Map<String, Object>> entries = new ArrayList<>();
     for (String state : List.of("pending", "sending", "done", "failed", "cancelled")) {
       entries.add(Map.of("dedupeKey", state + "-" + ++keys, "payload", Map.of("state", state)));
@@ -629,10 +631,22 @@ class HostileInputTest extends AsAdmin {
         Map.of("claimToken", claim(ids.get(3)), "error", "permanent", "retryable", false);
     call("POST", "/v1/items/" + ids.get(3) + "/fail", permanent, 200);
     call("POST", "/v1/items/" + ids.get(4) + "/cancel", null, 200);
+    // One held for approval: enqueued while the queue's policy asked for it, which it then no
+    // longer does, so that the other requests' enqueues are not held.
+    call("PUT", "/v1/queues/" + queue + "/policy", Map.of("requireApproval", true), 200);
+    String awaiting =
+        call(
+                "POST",
+                "/v1/queues/" + queue + "/items",
+                Map.of("dedupeKey", "held-" + ++keys, "payload", Map.of("state", "held")),
+                201)
+            .path("id")
+            .asText();
+    call("PUT", "/v1/queues/" + queue + "/policy", Map.of(), 200);
     String cursor =
         call("GET", "/v1/items?queue=" + queue + "&limit=1", null, 200).path("nextCursor").asText();
     return new Targets(
-        queue, ids.get(0), ids.get(1), token, ids.get(2), ids.get(3), ids.get(4), cursor);
+        queue, ids.get(0), ids.get(1), token, ids.get(2), ids.get(3), ids.get(4), awaiting, cursor);
   }
 
   private String claim(String id) throws IOException {
@@ -650,7 +664,8 @@ class HostileInputTest extends AsAdmin {
       before = shown(queue, true);
       Set<String> states = new TreeSet<>();
       before.values().forEach(item -> states.add(item.path("item").path("state").asText()));
-      assertThat(states).containsExactly("cancelled", "done", "failed", "pending", "sending");
+      assertThat(states)
+          .containsExactly("cancelled", "done", "failed", "held", "pending", "sending");
     }
 
     /**

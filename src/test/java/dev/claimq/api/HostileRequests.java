@@ -117,6 +117,7 @@ final class HostileRequests {
       String done,
       String failed,
       String cancelled,
+      String awaiting,
       String cursor) {}
 
   /** A request as it goes on the wire: the target is path and query, percent-encoded as sent. */
@@ -360,6 +361,9 @@ final class HostileRequests {
     }
     if (path.endsWith("/retry") || path.endsWith("/resolve")) {
       return targets.failed();
+    }
+    if (path.endsWith("/approve") || path.endsWith("/reject")) {
+      return targets.awaiting();
     }
     if (op.method().equals("get")) {
       return targets.done();

@@ -238,10 +238,34 @@ class ResponsesMatchTheDocumentTest extends AsAdmin {
         "/v1/items:cancel",
         as().body(Map.of("queue", queue, "dryRun", true)).post("/v1/items:cancel"));
     check("post", "/v1/items:cancel", as().body(Map.of("limit", 0)).post("/v1/items:cancel"));
+
+    // The approval gate, on a queue of its own that requires it.
+    String gate = uniqueQueue("contract-gate");
     check(
-        "get",
-        "/v1/queues",
-        given().header("Authorization", "Bearer dev-agent-key").get("/v1/queues"));
+        "put",
+        "/v1/queues/{queue}/policy",
+        as().body(Map.of("requireApproval", true)).put("/v1/queues/" + gate + "/policy"));
+    String approved = enqueue(gate, "approved");
+    String rejected = enqueue(gate, "rejected");
+    String approve = "/v1/items/" + approved + "/approve";
+    check("post", "/v1/items/{id}/approve", as().body(Map.of("note", "ok")).post(approve));
+    check("post", "/v1/items/{id}/approve", as().body(Map.of()).post(approve));
+    String reject = "/v1/items/" + rejected + "/reject";
+    check("post", "/v1/items/{id}/reject", as().body(Map.of()).post(reject));
+    check("post", "/v1/items/{id}/reject", as().body(Map.of("reason", "no")).post(reject));
+    check(
+        "post",
+        "/v1/items:approve",
+        as().body(Map.of("queue", gate, "dryRun", true)).post("/v1/items:approve"));
+    check(
+        "post",
+        "/v1/items:reject",
+        as().body(Map.of("queue", gate, "reason", "no")).post("/v1/items:reject"));
+    check("post", "/v1/items:reject", as().body(Map.of("queue", gate)).post("/v1/items:reject"));
+    check(
+        "post",
+        "/v1/items/{id}/retry",
+        given().header("Authorization", "Bearer dev-agent-key").post("/v1/items/" + id + "/retry"));
 
     // Intent, release and resolve, on an item of their own.
     String fresh = enqueued(queue, "fresh", 1);

@@ -127,17 +127,17 @@ class SecurityTest extends AsAdmin {
                 "/v1/items/" + pendingLater,
                 null,
                 otherQueueItem(roles(Map.of("agent", 200, "worker", 200, "operator", 200)), 404)),
-            new Case("GET", "/v1/items?queue=" + queue, null, only("operator", 200)),
+            new Case("GET", "/v1/items?queue=" + queue, null, everyone(200)),
+            new Case("GET", "/v1/items:search?q=" + done, null, otherQueueItem(everyone(200), 200)),
             new Case(
-                "GET",
-                "/v1/items/" + done + "/attempts",
-                null,
-                otherQueueItem(only("operator", 200), 404)),
+                "GET", "/v1/items/" + done + "/attempts", null, otherQueueItem(everyone(200), 404)),
             new Case(
-                "GET",
-                "/v1/items/" + done + "/actions",
-                null,
-                otherQueueItem(only("operator", 200), 404)),
+                "GET", "/v1/items/" + done + "/actions", null, otherQueueItem(everyone(200), 404)),
+            new Case("GET", "/v1/queues", null, otherQueueItem(everyone(200), 200)),
+            new Case("GET", "/v1/queues/" + queue + "/policy", null, everyone(200)),
+            new Case("GET", "/v1/queues/" + queue + "/actions", null, everyone(200)),
+            new Case("PUT", "/v1/queues/" + queue + "/policy", "{}", only("operator", 200)),
+            new Case("POST", "/v1/queues/" + queue + "/resume", null, only("operator", 200)),
             new Case(
                 "POST",
                 "/v1/items/" + done + "/retry",
@@ -223,12 +223,13 @@ class SecurityTest extends AsAdmin {
   void a_403_for_a_missing_role_names_the_role_the_endpoint_needs() throws Exception {
     HttpResponse<String> agentClaims =
         send("POST", "/v1/queues/" + emptyQueue + "/claim", "{}", "Bearer dev-agent-key");
-    HttpResponse<String> workerLists = get("/v1/queues", "Bearer dev-worker-key");
+    HttpResponse<String> workerRetries =
+        send("POST", "/v1/items/" + done + "/retry", null, "Bearer dev-worker-key");
     HttpResponse<String> operatorReads = get("/v1/items/" + done, "Bearer dev-operator-key");
 
     assertThat(PlainHttp.assertProblem(agentClaims, 403).path("detail").asText())
         .endsWith("needs (worker).");
-    assertThat(PlainHttp.assertProblem(workerLists, 403).path("detail").asText())
+    assertThat(PlainHttp.assertProblem(workerRetries, 403).path("detail").asText())
         .endsWith("needs (operator).");
     assertThat(operatorReads.statusCode()).isEqualTo(200);
   }
@@ -299,6 +300,11 @@ class SecurityTest extends AsAdmin {
     Map<String, Integer> changed = new LinkedHashMap<>(expected);
     changed.put("elsewhere", status);
     return changed;
+  }
+
+  /** Every role may: 401 for no or bad keys, 403 for another queue. */
+  private Map<String, Integer> everyone(int status) {
+    return roles(Map.of("agent", status, "worker", status, "operator", status));
   }
 
   /** The authorized roles' statuses; 401 for no or bad keys, 403 for other roles and queues. */

@@ -25,21 +25,25 @@ class ConsoleAccessTest extends ConsoleTest {
   }
 
   @Test
-  void a_key_without_the_operator_role_reads_without_actions_and_a_forced_action_is_refused() {
-    String id = Seed.failed(uniqueQueue("readonly"), "r/1", "mailer-1", "quota exceeded");
+  void a_key_without_the_operator_role_reads_every_screen_without_actions() {
+    String queue = uniqueQueue("readonly");
+    String id = Seed.failed(queue, "r/1", "mailer-1", "quota exceeded");
     Browser browser = browser();
     signIn(browser, Seed.WORKER);
     browser.text(By.id("read-only"), "Read-only");
     browser.text(By.id("who-name"), "Signed in as dev-worker (worker)");
-    // Only what the API lets this key do: read an item by its id.
+    // Every screen that reads; Bulk only acts, so it is not offered.
     assertThat(
             browser.driver().findElements(By.cssSelector("#nav a")).stream()
                 .filter(a -> a.isDisplayed())
                 .map(a -> a.getText()))
-        .containsExactly("Overview");
+        .containsExactly("Overview", "Failed items", "Held", "Queues", "Search");
 
-    browser.submit(By.id("item-id"), id);
+    // The first screen shows the failure with its reason, as it does to an operator.
+    browser.text(By.id("fail-" + id), "quota exceeded");
+    browser.click(By.id("fail-" + id));
     browser.text(By.id("reason"), "quota exceeded");
+    browser.text(By.id("attempts"), "mailer-1");
     assertThat(browser.driver().findElement(By.id("retry")).isDisplayed()).isFalse();
     assertThat(browser.driver().findElement(By.id("cancel")).isDisplayed()).isFalse();
 
@@ -48,6 +52,18 @@ class ConsoleAccessTest extends ConsoleTest {
     browser.click(By.id("retry"));
     browser.text(By.id("messages"), "Retry refused (403)");
     assertThat(Seed.state(id)).isEqualTo("failed");
+
+    // A queue's policy is shown, and there is nothing to change it with.
+    browser.click(By.linkText("Queues"));
+    browser.click(By.linkText(queue));
+    browser.text(By.id("claims-state"), "Running");
+    assertThat(browser.driver().findElements(By.id("pause"))).isEmpty();
+    assertThat(browser.driver().findElements(By.id("save-policy"))).isEmpty();
+    assertThat(browser.visible(By.id("policy-maxAttempts")).getAttribute("readonly")).isNotNull();
+
+    browser.click(By.linkText("Search"));
+    browser.submit(By.id("search-q"), "r/1");
+    browser.text(By.id("found-" + id), "Item " + id);
   }
 
   @Test

@@ -29,9 +29,9 @@ class QueueLabelTest {
 
     gauges.show(
         List.of(
-            new dev.claimq.store.QueueStats("a", 1, 0, 0, 0, 5.0, false),
-            new dev.claimq.store.QueueStats("b", 2, 1, 0, 0, 9.0, true),
-            new dev.claimq.store.QueueStats("c", 3, 0, 4, 1, 2.0, true)));
+            new dev.claimq.store.QueueStats("a", 0, 1, 0, 0, 0, 5.0, null, false),
+            new dev.claimq.store.QueueStats("b", 0, 2, 1, 0, 0, 9.0, null, true),
+            new dev.claimq.store.QueueStats("c", 0, 3, 0, 4, 1, 2.0, null, true)));
 
     assertThat(gauge(registry, "claimq.items", "a", "pending")).isEqualTo(1);
     assertThat(gauge(registry, "claimq.items", "_other", "pending")).isEqualTo(5);

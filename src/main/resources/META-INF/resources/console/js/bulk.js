@@ -1,5 +1,5 @@
-// Bulk: retry or cancel everything that matches a filter. A dry run first says how many and
-// which; only the confirmation acts, with the same filter, and says what it did.
+// Bulk: retry, cancel, approve or reject everything that matches a filter. A dry run first says
+// how many and which; only the confirmation acts, with the same filter, and says what it did.
 
 import { post } from './api.js';
 import { h, heading, problem, replace } from './dom.js';
@@ -10,23 +10,30 @@ import { failure } from './overview.js';
 const ACTIONS = {
   retry: { states: ['failed', 'cancelled'], done: 'retried', verb: 'Retry' },
   cancel: { states: ['failed', 'pending'], done: 'cancelled', verb: 'Cancel' },
+  // Held items only: the API takes no state and no reason filter for these.
+  approve: { states: ['held'], done: 'approved', verb: 'Approve', decision: true },
+  reject: { states: ['held'], done: 'rejected', verb: 'Reject', decision: true },
 };
 
 export async function render(main, { params, me, say }) {
-  main.append(heading('Bulk retry or cancel'));
+  main.append(heading('Bulk actions'));
   if (!me.operator) {
     main.append(h('p', {}, 'Bulk actions need an operator key.'));
     return;
   }
-  const action = params.get('action') === 'cancel' ? 'cancel' : 'retry';
+  const action = ACTIONS[params.get('action')] ? params.get('action') : 'retry';
   const radio = (value, label) => h('label', { class: 'choice' },
     h('input', { type: 'radio', name: 'action', value, id: `bulk-${value}`,
       checked: value === action }), label);
   const state = h('select', { id: 'bulk-state', name: 'state' });
   const form = h('form', { id: 'bulk-form', class: 'filters' },
-    h('fieldset', {}, h('legend', {}, 'Action'), radio('retry', 'Retry'), radio('cancel', 'Cancel')),
+    h('fieldset', {}, h('legend', {}, 'Action'), radio('retry', 'Retry'), radio('cancel', 'Cancel'),
+      radio('approve', 'Approve held'), radio('reject', 'Reject held')),
     h('div', { class: 'field' }, h('label', { for: 'bulk-state' }, 'Items in state'), state),
     filters.fields(params, 'bulk'),
+    h('div', { class: 'field', id: 'bulk-why' }, h('label', { for: 'bulk-rejection' },
+      'Why reject (each proposer reads it)'),
+    h('textarea', { id: 'bulk-rejection', name: 'rejection', rows: '2' })),
     h('div', { class: 'field' }, h('label', { for: 'bulk-limit' }, 'At most (1–500)'),
       h('input', { id: 'bulk-limit', name: 'limit', type: 'text', inputmode: 'numeric',
         value: params.get('limit') || '100' })),
@@ -40,6 +47,10 @@ export async function render(main, { params, me, say }) {
   function fillStates() {
     const keep = state.value || params.get('state');
     replace(state, states().map((s) => h('option', { value: s, selected: s === keep }, s)));
+    // What does not apply to the chosen action is not shown, so nothing typed is dropped unseen.
+    const which = chosenAction();
+    form.querySelector('#bulk-why').hidden = which !== 'reject';
+    form.querySelector('#bulk-reason').closest('.field').hidden = ACTIONS[which].decision;
   }
   fillStates();
   form.addEventListener('change', (event) => {
@@ -53,9 +64,12 @@ export async function render(main, { params, me, say }) {
   function request(dryRun) {
     const data = new FormData(form);
     const limit = data.get('limit');
+    const which = chosenAction();
+    const { reason, ...window } = filters.read(form);
     return {
-      ...filters.read(form),
-      state: data.get('state'),
+      ...window,
+      ...(ACTIONS[which].decision ? {} : { state: data.get('state'), ...(reason ? { reason } : {}) }),
+      ...(which === 'reject' ? { reason: data.get('rejection') } : {}),
       dryRun,
       ...(limit === '' ? {} : { limit: /^\d+$/.test(limit) ? Number(limit) : limit }),
     };
@@ -75,7 +89,7 @@ export async function render(main, { params, me, say }) {
     const words = ACTIONS[which];
     const count = preview.items.length;
     const title = h('h2', { id: 'bulk-result-title', tabindex: '-1' }, count === 0
-      ? `No ${body.state} item matches: nothing to ${which}.`
+      ? `No ${body.state || 'held'} item matches: nothing to ${which}.`
       : `${count}${preview.more ? '+' : ''} item${count === 1 ? '' : 's'} will be ${words.done}`
         + `${preview.more ? ` (the first ${count}; more match beyond the limit)` : ''}:`);
     // The confirmation acts on what was previewed: items changed since the preview (a new
@@ -83,7 +97,7 @@ export async function render(main, { params, me, say }) {
     const upTo = body.updatedBefore || (count === 0 ? undefined
       : new Date(Math.max(...preview.items.map((i) => Date.parse(i.updatedAt))) + 1).toISOString());
     const confirm = count === 0 ? null : h('button', { type: 'button', id: 'confirm',
-      class: which === 'cancel' ? 'danger' : null,
+      class: which === 'cancel' || which === 'reject' ? 'danger' : null,
       onclick: () => run(which, { ...body, dryRun: false, updatedBefore: upTo }) },
     `${words.verb} ${count} item${count === 1 ? '' : 's'}`);
     replace(out, title, h('ul', { class: 'failures', id: 'bulk-items' }, preview.items.map(failure)),

@@ -1,11 +1,9 @@
 // Failed items: the reason first, then queue, attempts, last worker and age; filtered by
 // queue, reason text and time, and paged with the API's keyset cursor as far as they go.
 
-import { get } from './api.js';
-import { h, heading, problem, replace, when } from './dom.js';
+import { h, heading, when } from './dom.js';
 import * as filters from './filters.js';
-
-const PAGE = 50;
+import { pageThrough } from './pages.js';
 
 export async function render(main, { params, me }) {
   const chosen = filters.fromParams(params);
@@ -37,25 +35,17 @@ export async function render(main, { params, me }) {
     : null;
   main.append(heading('Failed items'), form, bulkLink, results);
 
-  let shown = 0;
-  async function page(cursor) {
-    let answer;
-    try {
-      answer = await get('/v1/items', { state: 'failed', limit: PAGE, cursor, ...chosen });
-    } catch (e) {
-      replace(more, problem(e, 'Failed items could not be listed'));
-      return;
-    }
-    rows.append(...answer.items.map(row));
-    shown += answer.items.length;
-    status.textContent = shown === 0 ? 'No failed item matches.'
-      : `${shown} failed item${shown === 1 ? '' : 's'} shown${answer.nextCursor ? ', more to load' : ''}.`;
-    replace(more, answer.nextCursor
-      ? h('button', { type: 'button', id: 'load-more', onclick: () => page(answer.nextCursor) },
-        `Load ${PAGE} more`)
-      : null);
-  }
-  await page(undefined);
+  await pageThrough({
+    query: { state: 'failed', ...chosen },
+    rows,
+    row,
+    status,
+    more,
+    refused: 'Failed items could not be listed',
+    moreId: 'load-more',
+    describe: (shown, hasMore) => (shown === 0 ? 'No failed item matches.'
+      : `${shown} failed item${shown === 1 ? '' : 's'} shown${hasMore ? ', more to load' : ''}.`),
+  });
 }
 
 function row(item) {

@@ -86,7 +86,13 @@ export async function render(main, { rest, me, say }) {
           confirm.focus();
         } }, 'Cancel…'), confirm);
     }
-    const resolve = item.state === 'failed' ? resolveForm(item, run) : null;
+    if (item.state === 'held') {
+      buttons.push(h('button', { type: 'button', id: 'approve',
+        onclick: () => run('Approve', `/v1/items/${item.id}/approve`, { body: {} },
+          `Item ${item.id} is approved: pending, a worker will claim it.`) }, 'Approve'));
+    }
+    const resolve = item.state === 'failed' ? resolveForm(item, run)
+      : item.state === 'held' ? rejectForm(item, run) : null;
     const panel = h('section', { 'aria-labelledby': 'actions-title', id: 'actions', class: 'actions',
       hidden: !who.operator },
       h('h2', { id: 'actions-title' }, 'Actions'),
@@ -121,6 +127,21 @@ function resolveForm(item, run) {
     h('summary', { id: 'resolve-open' }, 'Resolve: it was sent after all…'), form);
 }
 
+/** A rejection needs a reason: it becomes the item's last error, which its proposer reads. */
+function rejectForm(item, run) {
+  const form = h('form', { id: 'reject-form' },
+    h('div', { class: 'field' }, h('label', { for: 'reject-reason' }, 'Why not (the proposer reads it)'),
+      h('textarea', { id: 'reject-reason', name: 'reason', rows: '2', required: true })),
+    h('button', { type: 'submit', id: 'reject', class: 'danger' }, 'Reject: never send it'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    run('Reject', `/v1/items/${item.id}/reject`,
+      { body: { reason: new FormData(form).get('reason') } },
+      `Item ${item.id} is rejected: cancelled, it will not be sent.`);
+  });
+  return form;
+}
+
 function summary(item) {
   const fact = (term, ...value) => h('div', {}, h('dt', {}, term), h('dd', {}, ...value));
   const warnings = [];
@@ -151,7 +172,7 @@ function summary(item) {
       fact('Dedupe key', h('code', {}, item.dedupeKey)),
       fact('Idempotency key', h('code', {}, item.idempotencyKey)),
       fact('External reference', item.externalRef ? h('code', {}, item.externalRef) : '—'),
-      fact('Enqueued by', item.enqueuedBy || '—'),
+      fact(item.state === 'held' ? 'Proposed by' : 'Enqueued by', item.enqueuedBy || '—'),
       item.traceparent ? fact('Trace', h('code', {}, item.traceparent)) : null));
 }
 

@@ -5,6 +5,7 @@ import { ApiError, call, session, whenUnauthorized } from './api.js';
 import { replace } from './dom.js';
 import * as overview from './overview.js';
 import * as failed from './failed.js';
+import * as held from './held.js';
 import * as item from './item.js';
 import * as bulk from './bulk.js';
 import * as queues from './queues.js';
@@ -14,7 +15,7 @@ const $ = (id) => document.getElementById(id);
 const main = $('main');
 
 /** The screens by their first path segment: #/failed?queue=emails is failed, with its query. */
-const screens = { '': overview, failed, items: item, bulk, queues, search };
+const screens = { '': overview, failed, held, items: item, bulk, queues, search };
 
 let me = null; // {name, roles, queues, operator}
 let leave = null; // the current screen's clean-up

@@ -7,8 +7,7 @@ import { h, heading, problem, replace, seconds, table, when } from './dom.js';
 const REFRESH_MS = 4000;
 const LATEST = 10;
 
-export async function render(main, { me }) {
-  if (!me.operator) return readOnly(main);
+export async function render(main) {
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
   const stamp = h('p', { class: 'hint' });
   const queues = h('section', { 'aria-labelledby': 'queues-title' });
@@ -53,26 +52,10 @@ export async function render(main, { me }) {
   return () => clearInterval(timer);
 }
 
-/** What a key without the operator role can do here: read one item, by its id. */
-function readOnly(main) {
-  const form = h('form', { id: 'open-item', class: 'inline' },
-    h('label', { for: 'item-id' }, 'Item id'),
-    h('input', { id: 'item-id', name: 'id', type: 'text', required: true, inputmode: 'numeric',
-      spellcheck: 'false' }),
-    h('button', { type: 'submit', id: 'open-item-go' }, 'Open'));
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    location.hash = `#/items/${encodeURIComponent(new FormData(form).get('id'))}`;
-  });
-  main.append(heading('Overview'),
-    h('p', {}, 'This key may read an item by its id. Listing queues and items, searching and'
-      + ' acting need an operator key.'),
-    form);
-}
-
 function describe(list) {
   const total = (state) => list.reduce((sum, q) => sum + q.counts[state], 0);
-  return `${list.length} queue${list.length === 1 ? '' : 's'}: ${total('pending')} pending,`
+  return `${list.length} queue${list.length === 1 ? '' : 's'}: ${total('held')} held for approval,`
+    + ` ${total('pending')} pending,`
     + ` ${total('sending')} sending, ${total('failed')} failed.`;
 }
 
@@ -87,10 +70,14 @@ function queueTable(list) {
       h('p', {}, 'No queue has live items or a policy yet.')];
   }
   return [h('h2', { id: 'queues-title' }, 'Queues'), table('Live items by queue',
-    ['Queue', 'Pending', 'Sending', 'Failed', 'Oldest due pending', 'Done last min',
+    ['Queue', 'Held', 'Pending', 'Sending', 'Failed', 'Oldest due pending', 'Done last min',
       'Failed last min', 'Claims'],
     list.map((q) => [
       h('a', { href: `#/queues/${encodeURIComponent(q.queue)}`, id: `q-${q.queue}` }, q.queue),
+      q.counts.held > 0
+        ? h('a', { href: `#/held?queue=${encodeURIComponent(q.queue)}`, id: `qh-${q.queue}` },
+          `${q.counts.held} held, oldest ${seconds(q.oldestHeldAgeSeconds)}`)
+        : '0',
       String(q.counts.pending),
       String(q.counts.sending),
       q.counts.failed > 0
@@ -111,11 +98,13 @@ function latestFailures(items) {
     h('p', {}, h('a', { href: '#/failed', id: 'all-failed' }, 'All failed items, with filters'))];
 }
 
-/** One failed item as a list entry: its reason as the link, then where and who. */
+/** One failed (or held) item as a list entry: its reason as the link, then where and who. */
 export function failure(item) {
+  const what = item.lastError
+    || (item.state === 'held' ? `proposed by ${item.enqueuedBy || '—'}: ${item.dedupeKey}`
+      : '(no reason recorded)');
   return h('li', { class: 'failure' },
-    h('a', { href: `#/items/${item.id}`, id: `fail-${item.id}`, class: 'reason' },
-      item.lastError || '(no reason recorded)'),
+    h('a', { href: `#/items/${item.id}`, id: `fail-${item.id}`, class: 'reason' }, what),
     h('span', { class: 'meta' },
       `${item.queue} · item ${item.id} · attempt ${item.attempts} of ${item.maxAttempts} · `
         + `last worker ${item.claimedBy || '—'} · `, when(item.updatedAt)));

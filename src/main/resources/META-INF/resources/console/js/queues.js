@@ -13,7 +13,13 @@ const SETTINGS = [
   ['providerKeyTtl', "Provider's idempotency horizon (ISO 8601, e.g. PT24H)"],
   ['backoffBaseSeconds', 'Delay before the first retry, seconds'],
   ['backoffCapSeconds', 'Longest delay between attempts, seconds'],
+  ['requireApproval', 'New items wait for an operator to approve them'],
 ];
+/** Settings chosen from a list: their choices, the API's values as the option values. */
+const CHOICES = {
+  onUnknownOutcome: ['', 'retry', 'hold'],
+  requireApproval: ['', 'true', 'false'],
+};
 const TEXT_SETTINGS = ['providerKeyTtl'];
 
 export async function render(main, context) {
@@ -37,9 +43,9 @@ async function list(main, { me }) {
   try {
     const { queues } = await get('/v1/queues');
     replace(body, queues.length === 0 ? h('p', {}, 'No queue has live items or a policy yet.')
-      : table('Queues', ['Queue', 'Pending', 'Failed', 'Claims'], queues.map((q) => [
+      : table('Queues', ['Queue', 'Held', 'Pending', 'Failed', 'Claims'], queues.map((q) => [
         h('a', { href: `#/queues/${encodeURIComponent(q.queue)}` }, q.queue),
-        String(q.counts.pending), String(q.counts.failed),
+        String(q.counts.held), String(q.counts.pending), String(q.counts.failed),
         q.paused ? h('span', { class: 'badge paused' }, 'paused') : 'running'])));
   } catch (e) {
     replace(body, problem(e, 'Queues could not be listed'));
@@ -88,9 +94,9 @@ async function one(main, { me, say }, queue) {
       const id = `policy-${name}`;
       const hint = `In effect: ${policy.effective[name] ?? 'none'}${policy[name] === null
         ? ' (the service default)' : ''}.`;
-      const control = name === 'onUnknownOutcome'
+      const control = CHOICES[name]
         ? h('select', { id, name, 'aria-describedby': `${id}-hint`, disabled: !me.operator },
-          ['', 'retry', 'hold'].map((v) => h('option', { value: v, selected: (policy[name] || '') === v },
+          CHOICES[name].map((v) => h('option', { value: v, selected: String(policy[name] ?? '') === v },
             v || 'the service default')))
         : h('input', { id, name, type: 'text', value: policy[name] ?? '', spellcheck: 'false',
           inputmode: TEXT_SETTINGS.includes(name) ? null : 'numeric',
@@ -112,8 +118,11 @@ async function one(main, { me, say }, queue) {
         const value = data.get(name);
         if (value === '' || value === null) continue;
         // Sent as typed: a number when it is one, else the text, for the API to refuse by name.
-        wanted[name] = TEXT_SETTINGS.includes(name) || name === 'onUnknownOutcome'
-          || !/^-?\d+$/.test(value) ? value : Number(value);
+        if (name === 'requireApproval') wanted[name] = value === 'true';
+        else {
+          wanted[name] = TEXT_SETTINGS.includes(name) || name === 'onUnknownOutcome'
+            || !/^-?\d+$/.test(value) ? value : Number(value);
+        }
       }
       try {
         await call(`${path}/policy`, { method: 'PUT', body: wanted });

@@ -1,0 +1,32 @@
+// A listing of items paged with the API's keyset cursor, as far as it goes: each page is added
+// below the last, and a button asks for the next one. The failed and held screens share it.
+
+import { get } from './api.js';
+import { h, problem, replace } from './dom.js';
+
+const PAGE = 50;
+
+/**
+ * Lists GET /v1/items with the query into rows (one row(item) each), says how many are shown in
+ * status (describe(shown, more)), and puts the next-page button, or a refusal, in more.
+ */
+export async function pageThrough({ query, rows, row, status, more, describe, refused, moreId }) {
+  let shown = 0;
+  async function page(cursor) {
+    let answer;
+    try {
+      answer = await get('/v1/items', { ...query, limit: PAGE, cursor });
+    } catch (e) {
+      replace(more, problem(e, refused));
+      return;
+    }
+    rows.append(...answer.items.map(row));
+    shown += answer.items.length;
+    status.textContent = describe(shown, Boolean(answer.nextCursor));
+    replace(more, answer.nextCursor
+      ? h('button', { type: 'button', id: moreId, onclick: () => page(answer.nextCursor) },
+        `Load ${PAGE} more`)
+      : null);
+  }
+  await page(undefined);
+}
