@@ -878,3 +878,21 @@ WHERE relid = CAST('item' AS regclass);
 -- INDEX_CLEANUP ON: the dead entries at the front of the claim index are what slows claims, and
 -- with few dead rows in a large table VACUUM would otherwise skip the indexes.
 VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) item;
+
+-- name: find-by-dedupe-key
+-- An agent asks after its work by the key it enqueued it under: the unique (queue, dedupe_key)
+-- constraint's index finds the one row.
+SELECT * FROM item WHERE queue = :queue AND dedupe_key = :dedupeKey;
+
+-- name: enqueued-by
+-- An agent's own work, newest first, a page at a time: keyset paging below the last id seen, so a
+-- page costs its rows however long the list, through item_enqueued_by (enqueued_by, id DESC). The
+-- state is compared as text, so that a state the code does not know yet matches nothing instead
+-- of failing. A key limited to some queues sees only its items in them.
+SELECT * FROM item
+WHERE enqueued_by = :enqueuedBy
+  AND (CAST(:state AS text) IS NULL OR state = CAST(:state AS text))
+  AND (CAST(:queues AS text[]) IS NULL OR queue = ANY (CAST(:queues AS text[])))
+  AND (CAST(:beforeId AS bigint) IS NULL OR id < CAST(:beforeId AS bigint))
+ORDER BY id DESC
+LIMIT :limit;

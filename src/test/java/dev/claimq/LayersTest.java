@@ -24,17 +24,18 @@ class LayersTest {
   private static final Pattern USE = Pattern.compile("\\bdev\\.claimq\\.([a-z]+)\\.");
 
   private static final Map<String, Set<String>> MAY_USE =
-      Map.of(
-          "api", Set.of("longpoll", "queue", "telemetry", "store", "security", "config"),
-          "longpoll", Set.of("queue", "telemetry", "store", "config"),
-          "queue", Set.of("telemetry", "store", "policy", "config"),
-          "telemetry", Set.of("store", "config"),
-          "store", Set.of("config"),
-          "policy", Set.of(),
-          "maintenance", Set.of("telemetry", "store", "config"),
-          "health", Set.of("longpoll", "maintenance", "store", "config"),
-          "security", Set.of("config"),
-          "config", Set.of());
+      Map.ofEntries(
+          Map.entry("mcp", Set.of("api")),
+          Map.entry("api", Set.of("longpoll", "queue", "telemetry", "store", "security", "config")),
+          Map.entry("longpoll", Set.of("queue", "telemetry", "store", "config")),
+          Map.entry("queue", Set.of("telemetry", "store", "policy", "config")),
+          Map.entry("telemetry", Set.of("store", "config")),
+          Map.entry("store", Set.of("config")),
+          Map.entry("policy", Set.of()),
+          Map.entry("maintenance", Set.of("telemetry", "store", "config")),
+          Map.entry("health", Set.of("longpoll", "maintenance", "store", "config")),
+          Map.entry("security", Set.of("config")),
+          Map.entry("config", Set.of()));
 
   @Test
   void each_package_uses_only_the_packages_below_it() throws IOException {

@@ -267,7 +267,7 @@ final class Params {
         "cursor", "cursor is not one this service issued: pass nextCursor from a previous page.");
   }
 
-  private static String shorten(String value) {
+  static String shorten(String value) {
     if (value == null) {
       return "";
     }

@@ -35,6 +35,34 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 public class ProblemMappers {
   private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
+  /**
+   * The problem the API would answer for this exception, for a transport that is not REST (the MCP
+   * tools), chosen as the mappers below are chosen for REST, and logged as they log it: a client's
+   * mistake at DEBUG, only the unexpected as an ERROR.
+   */
+  public static Problem problemOf(Throwable e) {
+    ProblemMappers mappers = new ProblemMappers();
+    RestResponse<Problem> response;
+    if (e instanceof Outcomes.RefusedException refused) {
+      response = mappers.refused(refused);
+    } else if (e instanceof TooLargeException tooLarge) {
+      response = mappers.tooLarge(tooLarge);
+    } else if (e instanceof BadRequestException bad) {
+      response = mappers.badParameter(bad);
+    } else if (e instanceof ConstraintViolationException invalid) {
+      response = mappers.invalid(invalid);
+    } else if (e instanceof JsonProcessingException json) {
+      response = mappers.unreadableBody(json);
+    } else if (e instanceof ForbiddenException forbidden) {
+      response = mappers.forbidden(forbidden, null);
+    } else if (e instanceof UnauthorizedException || e instanceof AuthenticationFailedException) {
+      response = mappers.unauthorized((RuntimeException) e);
+    } else {
+      response = mappers.unexpected(e);
+    }
+    return response.getEntity();
+  }
+
   @ServerExceptionMapper
   public RestResponse<Problem> refused(Outcomes.RefusedException e) {
     return problem(e.status.code(), e.status.slug(), e.status.title(), e.getMessage(), null);

@@ -1,14 +1,7 @@
 package dev.claimq.api;
 
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectWriter;
-import dev.claimq.config.ClaimqConfig;
 import dev.claimq.longpoll.ClaimOrWait;
 import dev.claimq.queue.BatchService;
-import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.Outcome;
 import dev.claimq.security.Role;
@@ -30,7 +23,6 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -55,28 +47,21 @@ import org.jboss.resteasy.reactive.RestResponse;
 public class QueuesResource {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
-  private final EnqueueService enqueuer;
+  private final Agents agents;
   private final ClaimOrWait claimOrWait;
   private final BatchService batches;
   private final OperatorService operators;
   private final QueueGuard guard;
   private final ItemTraces traces;
-  private final int maxPayloadBytes;
-  // A payload as jsonb will hold it: numbers written out in full (1e300 is 301 digits there).
-  private final ObjectWriter storedForm;
 
   QueuesResource(
-      EnqueueService enqueuer,
+      Agents agents,
       ClaimOrWait claimOrWait,
       BatchService batches,
       OperatorService operators,
       QueueGuard guard,
-      ItemTraces traces,
-      ClaimqConfig config,
-      ObjectMapper json) {
-    this.maxPayloadBytes = config.limits().payloadBytes();
-    this.storedForm = json.writer().with(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN);
-    this.enqueuer = enqueuer;
+      ItemTraces traces) {
+    this.agents = agents;
     this.claimOrWait = claimOrWait;
     this.batches = batches;
     this.operators = operators;
@@ -136,19 +121,9 @@ public class QueuesResource {
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.Enqueue body,
       @Context HttpHeaders headers) {
-    var enqueued =
-        enqueuer.enqueue(
-            new NewItem(
-                guard.queue(Params.queue(queue)),
-                body.dedupeKey(),
-                payloadWithinLimit(body.payload()),
-                body.priority(),
-                body.maxAttempts(),
-                Params.timestamp("runAt", body.runAt()),
-                guard.actor(),
-                ItemTraces.traceparent(headers)));
-    ItemView item = ItemView.of(Outcomes.itemOf(enqueued));
-    if (enqueued.outcome() == Outcome.CREATED) {
+    var enqueued = agents.enqueue(queue, body, ItemTraces.traceparent(headers));
+    ItemView item = enqueued.item();
+    if (enqueued.created()) {
       // Relative, as documented: built from the Host header it would name whatever host a
       // client claimed to be calling.
       return RestResponse.ResponseBuilder.<ItemView>create(RestResponse.Status.CREATED)
@@ -278,7 +253,7 @@ public class QueuesResource {
           new NewItem(
               name,
               entry.dedupeKey(),
-              payloadWithinLimit(entry.payload()),
+              agents.payloadWithinLimit(entry.payload()),
               entry.priority(),
               entry.maxAttempts(),
               Params.timestamp("items[" + i + "].runAt", entry.runAt()),
@@ -323,29 +298,5 @@ public class QueuesResource {
             .filter(stats -> guard.mayUse(stats.queue()))
             .map(stats -> Views.QueueView.of(stats, lastMinute.get(stats.queue())))
             .toList());
-  }
-
-  /**
-   * The payload's text, refused over the limit as it will be stored, so that a short exponent
-   * cannot store far more than the limit allows.
-   */
-  private String payloadWithinLimit(JsonNode value) {
-    String payload;
-    try {
-      payload = storedForm.writeValueAsString(value);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e); // a tree Jackson has just read always writes
-    }
-    int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > maxPayloadBytes) {
-      throw new TooLargeException(
-          "The payload is "
-              + bytes
-              + " bytes of JSON; the limit is "
-              + maxPayloadBytes
-              + " (claimq.limits.payload-bytes). Store large content elsewhere and enqueue a"
-              + " reference to it.");
-    }
-    return payload;
   }
 }

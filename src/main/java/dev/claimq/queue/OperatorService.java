@@ -24,7 +24,16 @@ public class OperatorService {
       org.jboss.logging.Logger.getLogger(OperatorService.class);
 
   /** A page of items, and the id below which the next page starts (null on the last page). */
-  public record Page(List<Item> items, Long nextBeforeId) {}
+  public record Page(List<Item> items, Long nextBeforeId) {
+    /** The page of {@code limit} items in rows read with one more than that, if there was one. */
+    static Page of(List<Item> rows, int limit) {
+      if (rows.size() <= limit) {
+        return new Page(rows, null);
+      }
+      List<Item> page = rows.subList(0, limit);
+      return new Page(page, page.get(limit - 1).id);
+    }
+  }
 
   private final ItemRepository items;
   private final QueueMetrics metrics;
@@ -47,12 +56,7 @@ public class OperatorService {
   @Transactional
   public Page list(ItemFilter filter, Long beforeId, int limit) {
     // One row more than asked tells whether a next page exists without a count.
-    List<Item> rows = items.newestFirst(filter, beforeId, limit + 1);
-    if (rows.size() <= limit) {
-      return new Page(rows, null);
-    }
-    List<Item> page = rows.subList(0, limit);
-    return new Page(page, page.get(limit - 1).id);
+    return Page.of(items.newestFirst(filter, beforeId, limit + 1), limit);
   }
 
   /** The item's attempts, oldest first; empty when there is no such item. */

@@ -164,6 +164,10 @@ public class ItemRepository implements PanacheRepository<Item> {
           "actor");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
   private static final Sql VACUUM = FILE.take("vacuum");
+  private static final Sql FIND_BY_DEDUPE_KEY =
+      FILE.take("find-by-dedupe-key", "queue", "dedupeKey");
+  private static final Sql ENQUEUED_BY =
+      FILE.take("enqueued-by", "enqueuedBy", "state", "queues", "beforeId", "limit");
 
   static {
     FILE.requireAllTaken();
@@ -762,5 +766,32 @@ public class ItemRepository implements PanacheRepository<Item> {
 
   private static KeyHolder keyHolder(ResultSet row) throws SQLException {
     return new KeyHolder(row.getBoolean("changed"), row.getBoolean("same_payload"), ITEMS.map(row));
+  }
+
+  /** The item that holds this dedupe key in this queue, as it is now. */
+  public Optional<Item> byDedupeKey(String queue, String dedupeKey) {
+    return FIND_BY_DEDUPE_KEY
+        .on(dataSource)
+        .set("queue", queue)
+        .set("dedupeKey", dedupeKey)
+        .list(ITEMS)
+        .stream()
+        .reduce(ItemRepository::onlyOne);
+  }
+
+  /**
+   * The items this key enqueued, newest first, strictly older than {@code beforeId} when given, in
+   * the state (a wire name) when given, in {@code queues} when not empty.
+   */
+  public List<Item> enqueuedBy(
+      String enqueuedBy, String state, Set<String> queues, Long beforeId, int limit) {
+    return ENQUEUED_BY
+        .on(dataSource)
+        .set("enqueuedBy", enqueuedBy)
+        .set("state", state)
+        .set("queues", queues.isEmpty() ? null : queues.toArray(String[]::new))
+        .set("beforeId", beforeId)
+        .set("limit", limit)
+        .list(ITEMS);
   }
 }

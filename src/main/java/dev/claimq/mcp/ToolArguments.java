@@ -1,0 +1,107 @@
+package dev.claimq.mcp;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.quarkiverse.mcp.server.RawMessage;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.validation.ConstraintViolation;
+import jakarta.validation.ConstraintViolationException;
+import jakarta.validation.Validator;
+import java.io.IOException;
+import java.util.Set;
+
+/**
+ * A tool call's arguments, read as strictly as a REST body. The transport has parsed the message
+ * already, but its parser rounds numbers to doubles and keeps the last of two equal keys, so the
+ * arguments are read again from the request's own bytes: numbers stay exact, a key named twice is
+ * refused, and the API's reader (StrictJson) then refuses wrong types, unknown arguments and text
+ * that cannot be stored, in the API's words.
+ */
+@ApplicationScoped
+class ToolArguments {
+  /**
+   * The JSON-RPC envelope: exact numbers, no key twice; the values are judged by the API's reader.
+   */
+  private static final ObjectMapper ENVELOPE =
+      JsonMapper.builder()
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+          .configure(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES, false)
+          .build();
+
+  private final ObjectMapper json;
+  private final Validator validator;
+  private final CurrentVertxRequest request;
+
+  ToolArguments(ObjectMapper json, Validator validator, CurrentVertxRequest request) {
+    this.json = json;
+    this.validator = validator;
+    this.request = request;
+  }
+
+  /** The call's arguments as sent: an object, empty when there were none, or what was sent. */
+  JsonNode of(RawMessage message) throws IOException {
+    RoutingContext context = request.getCurrent();
+    if (context == null || context.body() == null || context.body().buffer() == null) {
+      throw new IllegalStateException("a tool call without the HTTP request that carried it");
+    }
+    JsonNode body = ENVELOPE.readTree(context.body().buffer().getBytes());
+    String id = idOf(message.asJsonObject().getValue("id"));
+    JsonNode call = body;
+    if (body.isArray()) {
+      call = null;
+      for (JsonNode each : body) {
+        if (id.equals(idOf(each.path("id")))) {
+          call = each;
+          break;
+        }
+      }
+      if (call == null) {
+        throw new IllegalStateException("a tool call that is not in its request's batch");
+      }
+    }
+    JsonNode arguments = call.path("params").path("arguments");
+    return arguments.isMissingNode() || arguments.isNull()
+        ? JsonNodeFactory.instance.objectNode()
+        : arguments;
+  }
+
+  /** The arguments as this record, checked by its constraints as a REST body is. */
+  <T> T read(JsonNode arguments, Class<T> type) throws JsonProcessingException {
+    T value = json.treeToValue(arguments, type);
+    Set<ConstraintViolation<T>> violations = validator.validate(value);
+    if (!violations.isEmpty()) {
+      throw new ConstraintViolationException(violations);
+    }
+    return value;
+  }
+
+  /**
+   * The arguments but one, which is read as this record (e.g. the queue beside an enqueue's body);
+   * the rest stay for another record.
+   */
+  <T> T split(JsonNode arguments, String name, Class<T> type) throws JsonProcessingException {
+    ObjectNode one = JsonNodeFactory.instance.objectNode();
+    if (arguments instanceof ObjectNode object && object.has(name)) {
+      one.set(name, object.remove(name));
+    }
+    return read(one, type);
+  }
+
+  /** A JSON-RPC id, as the transport's value or as its JSON, in one spelling. */
+  private static String idOf(Object id) {
+    if (id instanceof JsonNode node) {
+      return node.isTextual() ? "s:" + node.textValue() : "n:" + node.asText();
+    }
+    return id instanceof String text ? "s:" + text : "n:" + id;
+  }
+}
