@@ -25,7 +25,7 @@ class LayersTest {
 
   private static final Map<String, Set<String>> MAY_USE =
       Map.ofEntries(
-          Map.entry("mcp", Set.of("api")),
+          Map.entry("mcp", Set.of("api", "config")),
           Map.entry("api", Set.of("longpoll", "queue", "telemetry", "store", "security", "config")),
           Map.entry("longpoll", Set.of("queue", "telemetry", "store", "config")),
           Map.entry("queue", Set.of("telemetry", "store", "policy", "config")),

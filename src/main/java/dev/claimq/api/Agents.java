@@ -17,9 +17,7 @@ import dev.claimq.store.NewItem;
 import jakarta.enterprise.context.RequestScoped;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.LinkedHashSet;
-import java.util.Set;
+import java.util.List;
 
 /**
  * What an agent may ask, without HTTP around it: the REST enqueue and the MCP tools answer from
@@ -33,12 +31,9 @@ public class Agents {
 
   public static final int MAX_PAGE = 100;
 
-  /**
-   * The states an agent may filter its work by: the items' states, and held, the state of the
-   * approval gate that is being added beside this, so that an agent's filter means the same before
-   * and after (until then it matches nothing).
-   */
-  public static final Set<String> STATES = states();
+  /** The states an agent may filter its work by: every state of an item. */
+  public static final List<String> STATES =
+      Arrays.stream(ItemState.values()).map(ItemState::wireName).toList();
 
   private final EnqueueService enqueuer;
   private final ItemLookup lookup;
@@ -131,19 +126,11 @@ public class Agents {
 
   /** A page of what this key enqueued, newest first; follow nextCursor for older items. */
   public Views.ItemPage enqueuedByMe(String state, Integer limit, String cursor) {
-    if (state != null && !STATES.contains(state)) {
-      throw new BadRequestException(
-          "state",
-          "State '"
-              + Params.shorten(state)
-              + "' is not one of: "
-              + String.join(", ", STATES)
-              + ".");
-    }
+    ItemState filter = Params.state(state);
     var page =
         lookup.enqueuedBy(
             guard.actor(),
-            state,
+            filter == null ? null : filter.wireName(),
             caller.queues(),
             Params.beforeId(cursor),
             Params.limit(limit == null ? null : limit.toString(), DEFAULT_PAGE, MAX_PAGE));
@@ -174,12 +161,5 @@ public class Agents {
               + " reference to it.");
     }
     return payload;
-  }
-
-  private static Set<String> states() {
-    Set<String> states = new LinkedHashSet<>();
-    Arrays.stream(ItemState.values()).map(ItemState::wireName).forEach(states::add);
-    states.add("held");
-    return Collections.unmodifiableSet(states);
   }
 }

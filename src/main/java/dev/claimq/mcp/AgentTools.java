@@ -49,7 +49,9 @@ public class AgentTools {
               + " \"already enqueued\" with the existing item; the same dedupeKey with a different"
               + " payload is refused (use a new key for different work). Answers the item: its id,"
               + " state (pending until a worker claims it) and attempts. Follow it with"
-              + " get_work_status.",
+              + " get_work_status. On a queue that requires approval the item is held until"
+              + " an operator approves it (then pending) or rejects it (then cancelled, with the"
+              + " reason as lastError); repeating the call never proposes it twice.",
       inputSchema = @Tool.InputSchema(generator = AgentSchemas.Enqueue.class),
       annotations =
           @Tool.Annotations(
@@ -83,9 +85,11 @@ public class AgentTools {
   @Tool(
       name = "get_work_status",
       description =
-          "Tells where a piece of work enqueued with enqueue_work is: its state (pending: waiting"
-              + " for a worker; sending: a worker has it; done; failed: attempts used up or a"
-              + " permanent failure, waiting for a human; cancelled), attempts so far and allowed,"
+          "Tells where a piece of work enqueued with enqueue_work is: its state (held: waiting"
+              + " for an operator's approval; pending: waiting for a worker; sending: a worker has"
+              + " it; done; failed: attempts used up or a permanent failure, waiting for a human;"
+              + " cancelled: by an operator, or rejected, the reason in lastError), attempts so"
+              + " far and allowed,"
               + " the last error, and the provider's reference once done. Name the item by id, or"
               + " by queue and dedupeKey. Reads only.",
       inputSchema = @Tool.InputSchema(generator = AgentSchemas.Status.class),

@@ -31,7 +31,7 @@ class ToolArguments {
   /**
    * The JSON-RPC envelope: exact numbers, no key twice; the values are judged by the API's reader.
    */
-  private static final ObjectMapper ENVELOPE =
+  static final ObjectMapper ENVELOPE =
       JsonMapper.builder()
           .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
           .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)

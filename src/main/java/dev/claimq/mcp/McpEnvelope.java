@@ -1,0 +1,146 @@
+package dev.claimq.mcp;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.claimq.config.ClaimqConfig;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.io.IOException;
+
+/**
+ * Refuses a POST to /mcp whose JSON-RPC envelope is broken before the MCP extension reads it: the
+ * extension answers an empty batch, a bare number or array params with a 500, and arguments that
+ * are not an object with an ERROR line. Here each is a JSON-RPC error (HTTP 400) that says what is
+ * wrong, as the REST API says it in a problem: what reaches the extension is well formed.
+ */
+@ApplicationScoped
+public class McpEnvelope {
+  private static final int PARSE_ERROR = -32700;
+  private static final int INVALID_REQUEST = -32600;
+  private static final int INVALID_PARAMS = -32602;
+  private static final int AFTER_AUTHORIZATION = -50;
+
+  private final ClaimqConfig config;
+
+  McpEnvelope(ClaimqConfig config) {
+    this.config = config;
+  }
+
+  void checkFirst(@Observes Router router) {
+    router
+        .route(HttpMethod.POST, "/mcp")
+        // After the key is checked (Quarkus runs its authentication and authorization filters
+        // at orders -200 and -100: a request without a key is a 401, whatever its body), and
+        // before the extension's route (from 0), whose body handler sees the body read.
+        .order(AFTER_AUTHORIZATION)
+        .handler(BodyHandler.create().setBodyLimit(config.limits().bodyBytes()))
+        .handler(this::check);
+  }
+
+  private void check(RoutingContext context) {
+    if (context.body().buffer() == null || context.body().buffer().length() == 0) {
+      refuse(context, null, PARSE_ERROR, "The body is empty: send one JSON-RPC message.");
+      return;
+    }
+    JsonNode body;
+    try {
+      body = ToolArguments.ENVELOPE.readTree(context.body().buffer().getBytes());
+    } catch (IOException e) {
+      refuse(context, null, PARSE_ERROR, "The body is not one JSON value: " + reason(e));
+      return;
+    }
+    if (body == null || body.isMissingNode()) {
+      refuse(context, null, PARSE_ERROR, "The body is empty: send one JSON-RPC message.");
+      return;
+    }
+    if (body.isArray()) {
+      if (body.isEmpty()) {
+        refuse(context, null, INVALID_REQUEST, "An empty batch: send at least one message.");
+        return;
+      }
+      for (JsonNode message : body) {
+        if (!wellFormed(context, message)) {
+          return;
+        }
+      }
+    } else if (!wellFormed(context, body)) {
+      return;
+    }
+    context.next();
+  }
+
+  /** True when the message may go on; else the refusal has been sent. */
+  private boolean wellFormed(RoutingContext context, JsonNode message) {
+    if (!message.isObject()) {
+      refuse(context, null, INVALID_REQUEST, "A JSON-RPC message is an object.");
+      return false;
+    }
+    JsonNode id = message.get("id");
+    if (id != null && !(id.isTextual() || id.isIntegralNumber() || id.isNull())) {
+      refuse(context, null, INVALID_REQUEST, "'id' must be a string or a whole number.");
+      return false;
+    }
+    if (!"2.0".equals(message.path("jsonrpc").textValue())) {
+      refuse(context, id, INVALID_REQUEST, "'jsonrpc' must be \"2.0\".");
+      return false;
+    }
+    JsonNode method = message.get("method");
+    if (method == null) {
+      if (message.has("result") || message.has("error")) {
+        return true; // the client's answer to a request of the server's
+      }
+      refuse(context, id, INVALID_REQUEST, "'method' is missing.");
+      return false;
+    }
+    if (!method.isTextual()) {
+      refuse(context, id, INVALID_REQUEST, "'method' must be a string.");
+      return false;
+    }
+    JsonNode params = message.get("params");
+    if (params != null && !params.isObject()) {
+      refuse(context, id, INVALID_PARAMS, "'params' must be an object.");
+      return false;
+    }
+    if ("tools/call".equals(method.textValue())) {
+      if (params == null || !params.path("name").isTextual()) {
+        refuse(context, id, INVALID_PARAMS, "'params.name' must name a tool, as a string.");
+        return false;
+      }
+      JsonNode arguments = params.get("arguments");
+      if (arguments != null && !arguments.isObject() && !arguments.isNull()) {
+        refuse(
+            context,
+            id,
+            INVALID_PARAMS,
+            "'params.arguments' must be an object of the tool's arguments, by name.");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static void refuse(RoutingContext context, JsonNode id, int code, String message) {
+    ObjectNode answer = JsonNodeFactory.instance.objectNode();
+    answer.put("jsonrpc", "2.0");
+    answer.set("id", id == null ? JsonNodeFactory.instance.nullNode() : id);
+    answer.putObject("error").put("code", code).put("message", message);
+    context
+        .response()
+        .setStatusCode(400)
+        .putHeader("Content-Type", "application/json")
+        .end(answer.toString());
+  }
+
+  /** The parser's complaint without its location dump, which quotes the body back. */
+  private static String reason(IOException e) {
+    String message =
+        e instanceof JsonProcessingException parsing ? parsing.getOriginalMessage() : "";
+    return message == null || message.isBlank() ? "it does not parse." : message;
+  }
+}

@@ -1,0 +1,265 @@
+package dev.claimq.mcp;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.LogCapture;
+import io.agroal.api.AgroalDataSource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Level;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hostile input at the MCP door, sent as raw bytes (an SDK would not send most of it): broken
+ * JSON-RPC, arguments that are not an object, duplicate names, characters PostgreSQL cannot store,
+ * numbers past every range, bodies past the limit. Each must be answered as a JSON-RPC error or a
+ * tool error, never a 5xx, never an ERROR or WARNING line, and must store nothing; what is valid is
+ * stored exactly as sent.
+ */
+@QuarkusTest
+class McpHostileInputTest {
+  private static final String AGENT = "dev-agent-key";
+
+  @TestHTTPResource("/mcp")
+  URI mcp;
+
+  @Inject AgroalDataSource database;
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private final ObjectMapper json = new ObjectMapper();
+  private String session;
+  private String queue;
+
+  @BeforeEach
+  void openASession() throws Exception {
+    queue = uniqueQueue("mcp-hostile");
+    HttpResponse<String> opened =
+        post(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                + "\"clientInfo\":{\"name\":\"hostile\",\"version\":\"1\"}}}");
+    assertThat(opened.statusCode()).isEqualTo(200);
+    session = opened.headers().firstValue("Mcp-Session-Id").orElseThrow();
+    post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+  }
+
+  /** Hostile tool arguments, by what they try; {queue} is this test's queue. */
+  private static Map<String, String> hostileArguments() {
+    Map<String, String> cases = new LinkedHashMap<>();
+    cases.put("a queue named twice", "{\"queue\":\"{queue}\",\"queue\":\"other\",%s}");
+    cases.put("a dedupeKey named twice", "{\"queue\":\"{queue}\",\"dedupeKey\":\"b\",%s}");
+    cases.put("NUL in the dedupeKey", "{\"queue\":\"{queue}\",\"dedupeKey\":\"a\\u0000b\"," + P);
+    cases.put("a lone surrogate", "{\"queue\":\"{queue}\",\"dedupeKey\":\"a\\ud800\"," + P);
+    cases.put(
+        "NUL in the payload",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"payload\":\"\\u0000\"}");
+    cases.put(
+        "a priority past a long",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"priority\":9223372036854775808," + P);
+    cases.put(
+        "a priority of 1e400",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"priority\":1e400," + P);
+    cases.put(
+        "a priority as text", "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"priority\":\"1\"," + P);
+    cases.put(
+        "a fractional priority",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"priority\":1.5," + P);
+    cases.put("a queue as a number", "{\"queue\":7,\"dedupeKey\":\"k\"," + P);
+    cases.put("a queue with a path", "{\"queue\":\"../{queue}\",\"dedupeKey\":\"k\"," + P);
+    cases.put(
+        "a runAt of year 10000",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"runAt\":\"+10000-01-01T00:00:00Z\"," + P);
+    cases.put(
+        "a runAt without an offset",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"runAt\":\"2026-12-01T10:00:00\"," + P);
+    cases.put(
+        "a payload past the limit",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"payload\":\""
+            + "x".repeat(1_100_000)
+            + "\"}");
+    cases.put(
+        "a payload nested 5,000 deep",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"payload\":"
+            + "[".repeat(5_000)
+            + "]".repeat(5_000)
+            + "}");
+    cases.put("a null payload", "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"payload\":null}");
+    cases.put(
+        "an unknown argument",
+        "{\"queue\":\"{queue}\",\"dedupeKey\":\"k\",\"colour\":\"red\"," + P);
+    cases.put("arguments as an array", "[\"{queue}\",\"k\",1]");
+    cases.put("arguments as text", "\"queue={queue}\"");
+    cases.put("arguments as null", "null");
+    return cases;
+  }
+
+  private static final String P = "\"payload\":{\"n\":1}}";
+
+  @Test
+  void hostile_tool_arguments_are_tool_or_protocol_errors_and_store_nothing() throws Exception {
+    List<String> wrong = new ArrayList<>();
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      int id = 10;
+      for (Map.Entry<String, String> hostile : hostileArguments().entrySet()) {
+        String arguments =
+            hostile.getValue().replace("{queue}", queue).replace("%s", "\"dedupeKey\":\"a\"," + P);
+        HttpResponse<String> answer = call(++id, "enqueue_work", arguments);
+        String verdict = refused(answer);
+        if (verdict != null) {
+          wrong.add(hostile.getKey() + ": " + verdict);
+        }
+      }
+      assertThat(wrong).as("hostile arguments not refused cleanly").isEmpty();
+      assertThat(rows()).as("items stored by hostile calls").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void broken_json_rpc_is_a_protocol_error_not_a_server_error() throws Exception {
+    List<String> broken =
+        List.of(
+            "{not json",
+            "",
+            "[]",
+            "42",
+            "{\"jsonrpc\":\"2.0\",\"id\":3}",
+            "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"tools/list\"}",
+            "{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"tools/list\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"no/such/method\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":[]}",
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"drop_queue\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":7}}");
+    List<String> wrong = new ArrayList<>();
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String body : broken) {
+        HttpResponse<String> answer = post(body);
+        if (answer.statusCode() >= 500) {
+          wrong.add(shorten(body) + ": " + answer.statusCode());
+        } else if (message(answer).path("error").path("message").asText("").isBlank()) {
+          wrong.add(shorten(body) + ": no JSON-RPC error saying why: " + shorten(answer.body()));
+        }
+      }
+      assertThat(wrong).as("not refused as JSON-RPC errors").isEmpty();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+    // The session still works after all of it.
+    HttpResponse<String> listed = post("{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/list\"}");
+    assertThat(message(listed).path("result").path("tools").size()).isEqualTo(3);
+  }
+
+  @Test
+  void what_is_valid_is_stored_exactly_as_sent() throws Exception {
+    String payload =
+        "{\"amount\":0.30000000000000000001,\"price\":1.50,\"big\":123456789012345678901234567890}";
+    HttpResponse<String> answer =
+        call(
+            2,
+            "enqueue_work",
+            "{\"queue\":\"" + queue + "\",\"dedupeKey\":\"exact\",\"payload\":" + payload + "}");
+    JsonNode result = message(answer).path("result");
+    assertThat(result.path("isError").asBoolean()).as(answer.body()).isFalse();
+    try (Connection connection = database.getConnection();
+        PreparedStatement read =
+            connection.prepareStatement(
+                "SELECT payload::text FROM item WHERE queue = ? AND dedupe_key = 'exact'")) {
+      read.setString(1, queue);
+      try (ResultSet rows = read.executeQuery()) {
+        assertThat(rows.next()).isTrue();
+        // Each number as written: a double anywhere on the way would have rounded all three.
+        assertThat(rows.getString(1))
+            .contains("0.30000000000000000001", "1.50", "123456789012345678901234567890");
+      }
+    }
+  }
+
+  /** Null when the answer is a clean refusal; else what is wrong with it. */
+  private String refused(HttpResponse<String> answer) throws Exception {
+    if (answer.statusCode() >= 500) {
+      return "HTTP " + answer.statusCode();
+    }
+    if (answer.statusCode() >= 400) {
+      return null; // refused before MCP: a body past the HTTP limit, say
+    }
+    JsonNode message = message(answer);
+    if (message.has("error")) {
+      return null; // a JSON-RPC error: the arguments never reached a tool
+    }
+    JsonNode result = message.path("result");
+    if (!result.path("isError").asBoolean()) {
+      return "accepted: " + shorten(answer.body());
+    }
+    String text = result.path("content").path(0).path("text").asText("");
+    if (text.isBlank() || text.contains("Exception") || text.contains("\tat ")) {
+      return "an unhelpful error: " + shorten(text);
+    }
+    return null;
+  }
+
+  private HttpResponse<String> call(int id, String tool, String arguments) throws Exception {
+    return post(
+        "{\"jsonrpc\":\"2.0\",\"id\":"
+            + id
+            + ",\"method\":\"tools/call\",\"params\":{\"name\":\""
+            + tool
+            + "\",\"arguments\":"
+            + arguments
+            + "}}");
+  }
+
+  private HttpResponse<String> post(String body) throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(mcp)
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + AGENT)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+    if (session != null) {
+      request.header("Mcp-Session-Id", session);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The JSON-RPC message of an answer, sent as JSON or as one server-sent event. */
+  private JsonNode message(HttpResponse<String> answer) throws Exception {
+    String body = answer.body();
+    if (answer.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream")) {
+      StringBuilder data = new StringBuilder();
+      for (String line : body.split("\n")) {
+        if (line.startsWith("data:")) {
+          data.append(line.substring(5).strip());
+        }
+      }
+      body = data.toString();
+    }
+    return json.readTree(body);
+  }
+
+  private long rows() throws Exception {
+    return McpClients.rows(database, queue);
+  }
+
+  private static String shorten(String text) {
+    return text.length() <= 120 ? text : text.substring(0, 120) + "…";
+  }
+}
