@@ -868,6 +868,11 @@ WHERE (id = CAST(:id AS bigint) OR dedupe_key = :text OR idempotency_key = :text
 ORDER BY id DESC
 LIMIT 20;
 
+-- name: refuses-writes
+-- Whether a transaction begun now is read-only: a replica, or a primary told to refuse writes
+-- (default_transaction_read_only), on which every enqueue, claim and finish fails.
+SELECT current_setting('transaction_read_only') = 'on';
+
 -- name: dead-rows
 -- PostgreSQL's own count, kept up to date by every backend without scanning anything.
 SELECT coalesce(max(n_dead_tup), 0) FROM pg_stat_user_tables

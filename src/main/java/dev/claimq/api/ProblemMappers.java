@@ -236,6 +236,17 @@ public class ProblemMappers {
       return problem(
           400, "client-closed", "Client closed the connection", "No one to answer.", null);
     }
+    if (DatabaseErrors.readOnly(e)) {
+      LOG.warnf("database refuses writes: %s", LogText.oneLine(rootMessage(e)));
+      return problem(
+          503,
+          "database-unavailable",
+          "Database unavailable",
+          "The queue's database refuses writes right now (it is read-only: a replica, or a"
+              + " failover not finished), so nothing was changed; reads still work. Retry"
+              + " shortly.",
+          null);
+    }
     if (DatabaseErrors.unavailable(e)) {
       LOG.warnf("database unavailable: %s", LogText.oneLine(rootMessage(e)));
       return problem(

@@ -3,6 +3,7 @@ package dev.claimq.health;
 import dev.claimq.config.ClaimqConfig;
 import dev.claimq.longpoll.ClaimableListener;
 import dev.claimq.maintenance.MaintenanceSchedule;
+import dev.claimq.store.ItemRepository;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.health.api.Wellness;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -13,6 +14,7 @@ import java.util.Optional;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Liveness;
+import org.eclipse.microprofile.health.Readiness;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.MigrationInfoService;
@@ -92,6 +94,35 @@ class ServiceChecks {
             + ", over 3 intervals of "
             + interval.toSeconds()
             + " s ago: expired claims are not being released");
+  }
+
+  /**
+   * Ready only while the database takes writes: one that answers but refuses them (a replica, a
+   * primary switched to read-only) would fail every enqueue, claim and finish with a 503. Reads go
+   * on working meanwhile. The database being away is the datasource check's to report.
+   */
+  @Produces
+  @Readiness
+  HealthCheck writable(ItemRepository items) {
+    return () -> {
+      var check = HealthCheckResponse.named("database-writable");
+      try {
+        return items.refusesWrites()
+            ? check
+                .down()
+                .withData(
+                    "reason",
+                    "the database refuses writes (transaction_read_only is on): enqueues,"
+                        + " claims and finishes answer 503; reads work")
+                .build()
+            : check.up().build();
+      } catch (RuntimeException e) {
+        return check
+            .down()
+            .withData("reason", "cannot ask the database: " + e.getMessage())
+            .build();
+      }
+    };
   }
 
   @Produces

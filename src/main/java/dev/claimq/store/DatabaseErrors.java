@@ -11,9 +11,10 @@ public final class DatabaseErrors {
   private DatabaseErrors() {}
 
   /**
-   * A lost or refused connection, a pool with none to give, or a server shutting down: the database
-   * is away, which is the client's cue to retry, not a bug. (Any statement that did run ran in a
-   * transaction that did not commit.)
+   * A lost or refused connection, a pool with none to give, a server shutting down, or one that
+   * refuses writes (a read-only replica, a failover not finished): the database is away, which is
+   * the client's cue to retry, not a bug. (Any statement that did run ran in a transaction that did
+   * not commit.)
    */
   public static boolean unavailable(Throwable e) {
     for (Throwable cause : causesOf(e)) {
@@ -26,6 +27,7 @@ public final class DatabaseErrors {
         if (state.startsWith("08") // connection exception
             || state.startsWith("57P") // admin shutdown, crash shutdown, cannot connect now
             || state.equals("53300") // too many connections
+            || state.equals(READ_ONLY)
             || message.contains("acquisition timeout")) {
           return true;
         }
@@ -33,6 +35,19 @@ public final class DatabaseErrors {
     }
     return false;
   }
+
+  /**
+   * The database refused a write: it is read-only now (default_transaction_read_only, a replica).
+   */
+  public static boolean readOnly(Throwable e) {
+    return causesOf(e).stream()
+        .anyMatch(
+            cause ->
+                cause instanceof java.sql.SQLException sql && READ_ONLY.equals(sql.getSQLState()));
+  }
+
+  /** read_only_sql_transaction: a write in a read-only transaction. */
+  private static final String READ_ONLY = "25006";
 
   /**
    * The exception, its causes and their suppressed exceptions: a failed commit carries the

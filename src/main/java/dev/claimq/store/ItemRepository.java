@@ -163,6 +163,7 @@ public class ItemRepository implements PanacheRepository<Item> {
           "note",
           "actor");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
+  private static final Sql REFUSES_WRITES = FILE.take("refuses-writes");
   private static final Sql VACUUM = FILE.take("vacuum");
   private static final Sql FIND_BY_DEDUPE_KEY =
       FILE.take("find-by-dedupe-key", "queue", "dedupeKey");
@@ -616,6 +617,11 @@ public class ItemRepository implements PanacheRepository<Item> {
   }
 
   /** Dead rows in the item table, as PostgreSQL's statistics count them. */
+  /** True while the database takes no writes: transactions begin read-only. */
+  public boolean refusesWrites() {
+    return REFUSES_WRITES.on(dataSource).list(row -> row.getBoolean(1)).get(0);
+  }
+
   public long deadRows() {
     return DEAD_ROWS.on(dataSource).list(row -> row.getLong(1)).get(0);
   }

@@ -103,6 +103,28 @@ final class Cluster implements AutoCloseable {
         "stop");
   }
 
+  /**
+   * Makes every transaction begin read-only, or not, as a replica's would: in every session, the
+   * pooled ones included, once the configuration is reloaded.
+   */
+  void setReadOnly(boolean readOnly) throws SQLException {
+    try (Connection c = connect();
+        Statement s = c.createStatement()) {
+      s.execute("SET default_transaction_read_only = off"); // this session's own, to write this
+      s.execute(
+          readOnly
+              ? "ALTER SYSTEM SET default_transaction_read_only = on"
+              : "ALTER SYSTEM RESET default_transaction_read_only");
+      s.execute("SELECT pg_reload_conf()");
+    }
+    // A reload reaches each session at its next command; give them a moment to see it.
+    try {
+      Thread.sleep(500);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** Ends every other session (the service's pooled connections and its listener). */
   int terminateBackends() throws SQLException {
     try (Connection c = connect();

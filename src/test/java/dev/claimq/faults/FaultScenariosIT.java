@@ -532,6 +532,140 @@ class FaultScenariosIT {
         });
   }
 
+  @Test
+  @Order(10)
+  void a_database_that_refuses_writes_gives_503s_to_writes_keeps_reads_and_the_service_recovers()
+      throws Exception {
+    scenario(
+        "10 read-only database",
+        "readonly",
+        (queue, keys) -> {
+          enqueueWithDuplicates(queue, keys, Map.of());
+          String known =
+              onFirst("GET", "/v1/items?queue=" + queue + "&limit=1", Http.AGENT, null)
+                  .body()
+                  .path("items")
+                  .path(0)
+                  .path("id")
+                  .asText();
+          startJavaWorkers(queue, 4, 10);
+          int rounds = FULL ? 3 : 1;
+          for (int round = 0; round < rounds; round++) {
+            Thread.sleep(1500);
+            history.fault();
+            // What a failover to a replica that was never promoted looks like to claimq.
+            cluster.setReadOnly(true);
+            probeReadOnly(queue, known);
+            cluster.setReadOnly(false);
+            awaitServing("read-only");
+          }
+        });
+  }
+
+  /**
+   * Not a fault: the packaged jar (not the test build) serves agents over MCP, and holds their
+   * proposals for approval, across both instances: proposed on one, approved and sent on the other.
+   */
+  @Test
+  @Order(11)
+  void the_packaged_service_serves_agents_over_mcp_and_holds_their_work_for_approval()
+      throws Exception {
+    history = new History();
+    http = new Http(history);
+    String queue = "mcp-" + System.currentTimeMillis() % 100000;
+    String first = urls().get(0);
+    String second = urls().get(1);
+    http.claimq(
+        second,
+        "PUT",
+        "/v1/queues/" + queue + "/policy",
+        Http.OPERATOR,
+        Map.of("requireApproval", true),
+        Duration.ofSeconds(10));
+    try (var agent = dev.claimq.mcp.McpClients.client(java.net.URI.create(first), Http.AGENT)) {
+      Map<String, Object> work = Map.of("queue", queue, "dedupeKey", "post/1", "payload", 1);
+      var proposed =
+          agent.callTool(
+              new io.modelcontextprotocol.spec.McpSchema.CallToolRequest("enqueue_work", work));
+      assertThat(proposed.isError()).as("%s", proposed.content()).isFalse();
+      @SuppressWarnings("unchecked")
+      Map<String, Object> item =
+          (Map<String, Object>) ((Map<String, Object>) proposed.structuredContent()).get("item");
+      assertThat(item.get("state")).isEqualTo("held");
+      String id = (String) item.get("id");
+
+      Duration wait = Duration.ofSeconds(10);
+      String claim = "/v1/queues/" + queue + "/claim";
+      Map<String, Object> worker = Map.of("worker", "mcp-check");
+      assertThat(http.claimq(second, "POST", claim, Http.WORKER, worker, wait).status())
+          .isEqualTo(204);
+      assertThat(
+              http.claimq(
+                      second, "POST", "/v1/items/" + id + "/approve", Http.OPERATOR, Map.of(), wait)
+                  .status())
+          .isEqualTo(200);
+      Http.Answer claimed = http.claimq(second, "POST", claim, Http.WORKER, worker, wait);
+      assertThat(claimed.status()).isEqualTo(200);
+      Map<String, Object> done =
+          Map.of("claimToken", claimed.body().path("claimToken").asText(), "externalRef", "r-1");
+      assertThat(
+              http.claimq(second, "POST", "/v1/items/" + id + "/complete", Http.WORKER, done, wait)
+                  .status())
+          .isEqualTo(200);
+
+      var status =
+          agent.callTool(
+              new io.modelcontextprotocol.spec.McpSchema.CallToolRequest(
+                  "get_work_status", Map.of("id", id)));
+      @SuppressWarnings("unchecked")
+      Map<String, Object> shown = (Map<String, Object>) status.structuredContent();
+      assertThat(shown.get("state")).isEqualTo("done");
+      assertThat(shown.get("externalRef")).isEqualTo("r-1");
+    }
+  }
+
+  /**
+   * SERVICE CONTRACT: while the database refuses writes, writes answer 503 problem+json (never a
+   * 500), reads answer, and readiness says not ready.
+   */
+  void probeReadOnly(String queue, String known) throws Exception {
+    for (String url : urls()) {
+      Http.Answer enqueue =
+          http.claimq(
+              url,
+              "POST",
+              "/v1/queues/" + queue + "-probe/items",
+              Http.AGENT,
+              Map.of("dedupeKey", "read-only-probe", "payload", 1),
+              Duration.ofSeconds(20));
+      if (enqueue.status() != 503
+          || !enqueue.body().path("detail").asText().contains("refuses writes")) {
+        history.violation(
+            "with the database read-only, an enqueue on "
+                + url
+                + " answered "
+                + enqueue.status()
+                + " "
+                + enqueue.body());
+      }
+      Http.Answer read =
+          http.claimq(url, "GET", "/v1/items/" + known, Http.AGENT, null, Duration.ofSeconds(20));
+      if (read.status() != 200) {
+        history.violation(
+            "with the database read-only, a read on " + url + " answered " + read.status());
+      }
+      int ready = readiness(url);
+      if (ready != 503) {
+        history.violation(
+            "with the database read-only, "
+                + url
+                + "/q/health/ready answered "
+                + ready
+                + " (expected 503: not ready)");
+      }
+    }
+  }
+
   /** The harness's own call, as a worker or an operator would make it, to the first instance. */
   Http.Answer onFirst(String method, String path, String key, Object body) throws Exception {
     return http.claimq(urls().get(0), method, path, key, body, Duration.ofSeconds(10));
