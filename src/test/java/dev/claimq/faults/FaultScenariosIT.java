@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -622,6 +623,240 @@ class FaultScenariosIT {
       assertThat(shown.get("state")).isEqualTo("done");
       assertThat(shown.get("externalRef")).isEqualTo("r-1");
     }
+  }
+
+  /**
+   * A soak: for {@code faults.soak.minutes} (30), enqueue and drain at about half the rate the
+   * harness drains a preloaded queue flat out, with a fault every few minutes, and judge that RSS,
+   * file descriptors, database connections, dead tuples and the drain's p99 stay flat.
+   */
+  @Test
+  @Order(17)
+  void a_soak_at_half_the_drain_rate_with_a_fault_every_few_minutes_grows_nothing()
+      throws Exception {
+    if (!FULL) {
+      summary.put("16 soak", "16 soak: full run only");
+      Assumptions.assumeTrue(false, "16 soak: full run only (-Dfaults.scale=full)");
+    }
+    scenario("16 soak", "soak", this::soak);
+  }
+
+  void soak(String queue, Set<String> keys) throws Exception {
+    Duration length =
+        Duration.ofSeconds(
+            Math.round(60 * Double.parseDouble(System.getProperty("faults.soak.minutes", "30"))));
+    summary.put("16 soak", "16 soak (did not finish)"); // keeps this line above the slopes
+    // The maximum drain rate: a preloaded queue drained flat out by the soak's own workers.
+    enqueueWithDuplicates(queue, keys, Map.of());
+    long drainStart = System.nanoTime();
+    startJavaWorkers(queue, 4, 10);
+    startReferenceWorkers(queue);
+    awaitDrained(queue);
+    double maxRate = keys.size() / ((System.nanoTime() - drainStart) / 1e9);
+    double rate = maxRate / 2;
+    System.out.printf(
+        "faults: soak: %d preloaded items drained at %.0f items/s; soaking %d s at %.0f items/s%n",
+        keys.size(), maxRate, length.toSeconds(), rate);
+
+    SoakSampler sampler = new SoakSampler(cluster, instances, queue);
+    AtomicBoolean running = new AtomicBoolean(true);
+    Set<String> soakKeys = ConcurrentHashMap.newKeySet();
+    List<Thread> threads = new ArrayList<>();
+    int enqueuers = 4;
+    long period = (long) (1e9 * enqueuers / rate);
+    for (int e = 0; e < enqueuers; e++) {
+      int enqueuer = e;
+      threads.add(
+          new Thread(
+              () -> {
+                long next = System.nanoTime() + enqueuer * period / enqueuers;
+                for (int n = 0; running.get(); n++) {
+                  try {
+                    long wait = next - System.nanoTime();
+                    if (wait > 0) {
+                      TimeUnit.NANOSECONDS.sleep(wait);
+                    } else if (wait < -1_000_000_000L) {
+                      next = System.nanoTime(); // after a stall, no burst to catch up
+                    }
+                    String key = queue + "/s" + enqueuer + "-" + n;
+                    soakKeys.add(key);
+                    enqueueUntilAnswered(queue, key, Map.of(), null);
+                  } catch (InterruptedException stop) {
+                    return;
+                  }
+                  next += period;
+                }
+              },
+              "soak-enqueuer-" + e));
+    }
+    threads.add(
+        new Thread(
+            () -> {
+              while (running.get()) {
+                sampler.sample();
+                try {
+                  Thread.sleep(10_000);
+                } catch (InterruptedException stop) {
+                  return;
+                }
+              }
+            },
+            "soak-sampler"));
+    threads.forEach(Thread::start);
+
+    // A fault every few minutes (an eighth of the run, 40 s to 3 min apart), rotating through
+    // the suite's injections; each is followed by 30 s the p99 series is judged without.
+    long start = System.nanoTime();
+    long end = start + length.toNanos();
+    long every =
+        Math.max(
+            Duration.ofSeconds(40).toNanos(),
+            Math.min(Duration.ofMinutes(3).toNanos(), length.toNanos() / 8));
+    try {
+      for (int n = 0; start + (n + 1) * every < end; n++) {
+        TimeUnit.NANOSECONDS.sleep(start + (n + 1) * every - System.nanoTime());
+        sampler.faultStarted();
+        String fault;
+        switch (n % 4) {
+          case 0 -> {
+            fault = "worker SIGKILL";
+            killFaultWorker(queue, n % 8 == 0 ? "claim" : "send");
+          }
+          case 1 -> {
+            ServiceInstance victim = instances.get((n / 4) % instances.size());
+            fault = "instance " + victim.name + " SIGKILL";
+            victim.kill();
+            history.fault();
+            Thread.sleep(2000);
+            try {
+              victim.start();
+            } catch (IllegalStateException notReady) {
+              // A violation, but the soak goes on: its series are still worth reading.
+              history.violation("soak: after its restart, " + notReady.getMessage());
+            }
+          }
+          case 2 -> {
+            fault = "pg_terminate_backend";
+            history.fault();
+            cluster.terminateBackends();
+            awaitServing(fault);
+          }
+          default -> {
+            fault = "PostgreSQL fast restart";
+            history.fault();
+            cluster.stop("fast");
+            cluster.start();
+            awaitServing(fault);
+          }
+        }
+        sampler.faultEnded(Duration.ofSeconds(30));
+        System.out.printf("faults: soak: %s at %.0f s%n", fault, sampler.seconds());
+      }
+      TimeUnit.NANOSECONDS.sleep(end - System.nanoTime());
+    } finally {
+      // Enqueuers finish the call in hand (a key interrupted mid-call would look lost).
+      running.set(false);
+      for (Thread thread : threads) {
+        if (thread.getName().equals("soak-sampler")) {
+          thread.interrupt();
+        }
+        thread.join(60_000);
+      }
+      keys.addAll(soakKeys);
+      sampler.sample();
+      sampler.write(
+          LOGS.resolve("soak-" + queue + ".csv"), instances.stream().map(i -> i.name).toList());
+    }
+    List<String> names = instances.stream().map(i -> i.name).toList();
+
+    // Judged after a warm-up: a sixth of the run, at least a minute (JIT, heap, pool filling).
+    double warmUp = Math.max(60, length.toSeconds() / 6.0);
+    double span = sampler.seconds() - warmUp;
+    List<Soak.Judgement> judged = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      int at = i;
+      judged.add(
+          judge(
+              sampler,
+              "rss-" + names.get(i),
+              r -> r.rssMib()[at],
+              r -> r.segments()[at],
+              false,
+              warmUp,
+              span,
+              new Soak.Bounds("MiB", 16, 64)));
+      judged.add(
+          judge(
+              sampler,
+              "fds-" + names.get(i),
+              r -> r.fds()[at],
+              r -> r.segments()[at],
+              false,
+              warmUp,
+              span,
+              new Soak.Bounds("fds", 8, 32)));
+    }
+    judged.add(
+        judge(
+            sampler,
+            "connections",
+            SoakSampler.Row::connections,
+            r -> 0,
+            false,
+            warmUp,
+            span,
+            new Soak.Bounds("conns", 2, 10)));
+    judged.add(
+        judge(
+            sampler,
+            "dead-tuples",
+            SoakSampler.Row::deadTuples,
+            r -> 0,
+            false,
+            warmUp,
+            span,
+            new Soak.Bounds("tuples", 2000, 20000)));
+    Soak.Bounds p99 = new Soak.Bounds("ms", 100, 1000);
+    judged.add(judge(sampler, "p99", SoakSampler.Row::p99Millis, r -> 0, true, warmUp, span, p99));
+    Soak.Judgement p99All =
+        judge(
+            sampler,
+            "p99-with-faults",
+            SoakSampler.Row::p99Millis,
+            r -> 0,
+            false,
+            warmUp,
+            span,
+            p99);
+    StringBuilder line = new StringBuilder("   slopes after " + (long) warmUp + " s warm-up:");
+    for (Soak.Judgement judgement : judged) {
+      line.append(' ').append(judgement.brief()).append(';');
+      if (!judgement.flat()) {
+        history.violation("soak: not shown flat within noise: " + judgement.brief());
+      }
+    }
+    line.append(" shown, not judged: ").append(p99All.brief().replace(" NOT FLAT", "")).append('.');
+    summary.put("16 soak slopes", line.toString());
+    System.out.println("faults: soak: " + line.toString().strip());
+  }
+
+  static Soak.Judgement judge(
+      SoakSampler sampler,
+      String series,
+      java.util.function.ToDoubleFunction<SoakSampler.Row> value,
+      java.util.function.ToIntFunction<SoakSampler.Row> segment,
+      boolean quietOnly,
+      double warmUp,
+      double span,
+      Soak.Bounds bounds) {
+    List<Soak.Point> points = new ArrayList<>();
+    for (SoakSampler.Row row : sampler.rows) {
+      double y = value.applyAsDouble(row);
+      if (!Double.isNaN(y) && segment.applyAsInt(row) >= 0 && !(quietOnly && row.afterFault())) {
+        points.add(new Soak.Point(row.t(), y, segment.applyAsInt(row)));
+      }
+    }
+    return Soak.judge(series, Soak.afterWarmUp(points, warmUp), span, bounds);
   }
 
   /**

@@ -116,6 +116,12 @@ final class ServiceInstance implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
+  /** The process id while it runs, else -1. */
+  long pid() {
+    Process running = process;
+    return running != null && running.isAlive() ? running.pid() : -1;
+  }
+
   /**
    * Why the process is gone though the suite did not stop it (something else on the machine sent it
    * a signal, or it crashed), or null while it runs or after the suite killed it.
