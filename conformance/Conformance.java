@@ -1492,8 +1492,9 @@ public class Conformance {
             case "claim" -> Set.of("worker", "leaseSeconds", "waitSeconds");
             case "heartbeat" -> Set.of("claimToken", "leaseSeconds");
             case "intent" -> Set.of("claimToken");
-            case "complete" -> Set.of("claimToken", "externalRef");
-            case "fail" -> Set.of("claimToken", "error", "retryable", "sent", "retryAfterSeconds");
+            case "complete" -> Set.of("claimToken", "externalRef", "next");
+            case "fail" ->
+                Set.of("claimToken", "error", "retryable", "sent", "retryAfterSeconds", "next");
             case "release" -> Set.of("claimToken", "delaySeconds");
             default -> null;
           };
@@ -1508,13 +1509,60 @@ public class Conformance {
         }
       }
       if (call.operation.equals("claim")) {
-        return claim(call, body);
+        return claim(call.path.split("/")[3], body);
+      }
+      if (body.containsKey("next") && body.get("next") != null) {
+        return reportAndClaim(call, body);
       }
       return report(call, body);
     }
 
-    private Reply claim(Call call, Map<String, Object> body) {
-      String queue = call.path.split("/")[3];
+    /**
+     * As claimq does for a complete or fail with next: the report, then, only when it was taken
+     * now (not a repeat, not a refusal), a claim of the queue's next item as claim-next makes it,
+     * answered as the report's item plus next (null when nothing was claimable in time).
+     */
+    private Reply reportAndClaim(Call call, Map<String, Object> body) {
+      if (!(body.get("next") instanceof Map<?, ?> nextBody)) {
+        return Reply.problem(400, "invalid-request", "next must be a JSON object");
+      }
+      Map<String, Object> next = cast(nextBody);
+      for (String field : next.keySet()) {
+        if (!Set.of("worker", "leaseSeconds", "waitSeconds").contains(field)) {
+          return Reply.problem(400, "invalid-request", "unknown field next." + field);
+        }
+      }
+      Integer lease = integer(next, "leaseSeconds", 1, 43200);
+      Integer wait = integer(next, "waitSeconds", 0, 20);
+      if (Objects.equals(lease, Integer.MIN_VALUE) || Objects.equals(wait, Integer.MIN_VALUE)) {
+        return Reply.problem(
+            400, "invalid-request", "next.leaseSeconds or next.waitSeconds is out of range");
+      }
+      Map<String, Object> report = new LinkedHashMap<>(body);
+      report.remove("next");
+      Reply reply = report(call, report);
+      if (reply.status != 200) {
+        return reply;
+      }
+      Map<String, Object> answer = new LinkedHashMap<>(cast((Map<?, ?>) reply.body));
+      if (REPEAT.equals(reply.note)) {
+        answer.put("next", null);
+        return new Reply(200, answer, REPEAT + ", next: null");
+      }
+      Reply claimed = claim(run.queue(), next);
+      run.timeline.add(
+          "claimq",
+          "claim",
+          claimed.status == 200 ? (String) cast((Map<?, ?>) claimed.body).get("id") : null,
+          null,
+          claimed.status,
+          "the next claim of " + call.operation + " " + call.itemId + " -> " + claimed.status);
+      answer.put("next", claimed.status == 200 ? claimed.body : null);
+      return new Reply(
+          200, answer, claimed.status == 200 ? "next: " + claimed.note : "next: null");
+    }
+
+    private Reply claim(String queue, Map<String, Object> body) {
       if (!queue.equals(run.queue())) {
         return Reply.problem(
             403, "forbidden", "this key may claim only from queue " + run.queue() + ", not " + queue);
@@ -1549,6 +1597,8 @@ public class Conformance {
       }
     }
 
+    private static final String REPEAT = "(a repeat)";
+
     private synchronized Reply report(Call call, Map<String, Object> body) {
       expireLeases();
       Item item = items.stream().filter(i -> i.id.equals(call.itemId)).findFirst().orElse(null);
@@ -1564,7 +1614,7 @@ public class Conformance {
               && ((op.equals("complete") && item.state.equals("done"))
                   || (op.equals("fail") && item.failure != null));
       if (replay) {
-        return new Reply(200, item.view(false, null), "(a repeat)");
+        return new Reply(200, item.view(false, null), REPEAT);
       }
       if (op.equals("complete")
           && item.pastTokens.contains(token)

@@ -9,8 +9,8 @@
 // CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
 // demo send POSTs the payload there (and alreadySent() asks GET PROVIDER_URL/<key>); without it,
 // it only logs. An item's traceparent (the agent's trace) goes along as the traceparent header on
-// the calls to the provider and on complete and fail. SIGTERM or SIGINT: finish the item in hand,
-// then exit 0.
+// the calls to the provider and on complete and fail. Each complete or fail also claims the next
+// item (next), one call per item. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 
 import java.io.IOException;
 import java.net.URI;
@@ -85,7 +85,12 @@ public class Worker {
             "{\"worker\": %s, \"leaseSeconds\": %d, \"waitSeconds\": %d}",
             quote(config.get("worker")), leaseSeconds, waitSeconds);
     int failures = 0;
-    while (!stopping) {
+    String next = null; // the next item, claimed by the last report
+    while (next != null || !stopping) {
+      if (next != null) { // a claimed item is finished even when stopping
+        next = workOn(itemOf(next), leaseSeconds, claimBody, waitSeconds);
+        continue;
+      }
       HttpResponse<String> claimed;
       try {
         claimed = post("/v1/queues/" + config.get("queue") + "/claim", claimBody, waitSeconds + 10);
@@ -105,18 +110,20 @@ public class Worker {
         }
         continue;
       }
-      String json = claimed.body();
-      workOn(
-          new Item(
-              text(field(json, "id")),
-              text(field(json, "idempotencyKey")),
-              text(field(json, "claimToken")),
-              field(json, "payload"),
-              "true".equals(field(json, "possiblySent")),
-              text(field(json, "traceparent"))),
-          leaseSeconds); // a claimed item is finished even when stopping
+      next = workOn(itemOf(claimed.body()), leaseSeconds, claimBody, waitSeconds);
     }
     log("stopped");
+  }
+
+  /** A claimed item as claim-next (or a report's next) answers it. */
+  static Item itemOf(String json) {
+    return new Item(
+        text(field(json, "id")),
+        text(field(json, "idempotencyKey")),
+        text(field(json, "claimToken")),
+        field(json, "payload"),
+        "true".equals(field(json, "possiblySent")),
+        text(field(json, "traceparent")));
   }
 
   /**
@@ -135,7 +142,8 @@ public class Worker {
         finish(
             "/v1/items/" + item.id() + "/complete",
             "{" + token + ", \"externalRef\": " + ref + "}",
-            item.traceparent());
+            item.traceparent(),
+            10);
         return false;
       }
     } catch (ClaimGone gone) {
@@ -148,10 +156,14 @@ public class Worker {
     return true;
   }
 
-  static void workOn(Item item, int leaseSeconds) {
+  /**
+   * Sends the item and reports it. The report asks for the next item too (one call per item)
+   * unless the worker is stopping; answers that next item's JSON, or null: then claim as usual.
+   */
+  static String workOn(Item item, int leaseSeconds, String claimBody, int waitSeconds) {
     claimToken = item.claimToken();
     if (!declareIntent(item)) {
-      return;
+      return null;
     }
     var heartbeat = Executors.newSingleThreadScheduledExecutor();
     var earlierSend = new AtomicReference<String>(); // an alreadySent a heartbeat answered
@@ -184,10 +196,17 @@ public class Worker {
 
     String path = "/v1/items/" + item.id() + "/";
     String token = "\"claimToken\": " + quote(item.claimToken());
+    // A stopping worker claims nothing more. A repeated report answers next: null (its lost first
+    // answer's item waits for its lease to end), so the wait stays within the call's timeout.
+    boolean wantsNext = !stopping;
+    String next = wantsNext ? ", \"next\": " + claimBody : "";
+    int timeout = waitSeconds + 10;
     try {
+      String answer;
       if (outcome.kind().equals("done")) {
         String ref = outcome.detail() == null ? "" : ", \"externalRef\": " + quote(outcome.detail());
-        finish(path + "complete", "{" + token + ref + "}", item.traceparent());
+        String body = "{" + token + ref + next + "}";
+        answer = finish(path + "complete", body, item.traceparent(), timeout).body();
         log("item " + item.id() + ": done (" + outcome.detail() + ")");
       } else {
         String retryAfter =
@@ -196,11 +215,14 @@ public class Worker {
                 : ", \"retryAfterSeconds\": " + outcome.retryAfterSeconds();
         String body =
             String.format(
-                "{%s, \"error\": %s, \"retryable\": %s%s}",
-                token, quote(outcome.detail()), outcome.kind().equals("retry"), retryAfter);
-        String answer = finish(path + "fail", body, item.traceparent()).body();
+                "{%s, \"error\": %s, \"retryable\": %s%s%s}",
+                token, quote(outcome.detail()), outcome.kind().equals("retry"), retryAfter, next);
+        answer = finish(path + "fail", body, item.traceparent(), timeout).body();
         log("item " + item.id() + ": " + outcome.detail() + ", now " + text(field(answer, "state")));
       }
+      // No next in the answer (a claimq without it): claim as usual.
+      String claimed = wantsNext ? field(answer, "next") : null;
+      return claimed == null || claimed.equals("null") ? null : claimed;
     } catch (ClaimGone gone) {
       // Another claim owns the item now. The provider has our idempotency key, so the next send
       // of this item is recognised as this one: nothing to undo, nothing to redo.
@@ -208,6 +230,7 @@ public class Worker {
     } catch (Transient | IllegalStateException error) {
       log("item " + item.id() + ": " + error.getMessage());
     }
+    return null;
   }
 
   /**
@@ -353,16 +376,17 @@ public class Worker {
    * (about a minute and a half) to outlast a claimq restart.
    */
   static HttpResponse<String> finish(String path, String body) throws Transient, ClaimGone {
-    return finish(path, body, null);
+    return finish(path, body, null, 10);
   }
 
   /** finish, continuing the item's trace (its traceparent; none when null). */
-  static HttpResponse<String> finish(String path, String body, String traceparent)
+  static HttpResponse<String> finish(
+      String path, String body, String traceparent, int timeoutSeconds)
       throws Transient, ClaimGone {
     int tries = 10;
     for (int attempt = 1; ; attempt++) {
       try {
-        return post(path, body, 10, traceparent);
+        return post(path, body, timeoutSeconds, traceparent);
       } catch (Transient error) {
         if (attempt == tries) {
           String reason = error.getMessage() + "; gave up after " + tries + " tries";

@@ -10,8 +10,8 @@
 // CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
 // demo send POSTs the payload there (and alreadySent() asks GET PROVIDER_URL/<key>); without it,
 // it only logs. An item's traceparent (the agent's trace) goes along as the traceparent header on
-// the calls to the provider and on complete and fail. SIGTERM or SIGINT: finish the item in hand,
-// then exit 0.
+// the calls to the provider and on complete and fail. Each complete or fail also claims the next
+// item (next), one call per item. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -76,10 +76,10 @@ async function post(path, body, timeoutSeconds = 10, extraHeaders = {}) {
  * complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
  * (about a minute and a half) to outlast a claimq restart.
  */
-async function finish(path, body, headers = {}, tries = 10) {
+async function finish(path, body, headers = {}, tries = 10, timeoutSeconds = 10) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await post(path, body, 10, headers);
+      return await post(path, body, timeoutSeconds, headers);
     } catch (error) {
       if (!(error instanceof Transient)) throw error;
       if (attempt === tries) {
@@ -232,9 +232,13 @@ async function declareIntent(item) {
   return true;
 }
 
+/**
+ * Sends the item and reports it. The report asks for the next item too (one call per item) unless
+ * the worker is stopping; answers that next item, or null: then claim as usual.
+ */
 async function workOn(item) {
   secrets.claimToken = item.claimToken;
-  if (!(await declareIntent(item))) return;
+  if (!(await declareIntent(item))) return null;
   const stopHeartbeat = startHeartbeat(item);
   let result, earlierSend;
   try {
@@ -251,20 +255,28 @@ async function workOn(item) {
     result = { outcome: 'done', externalRef: earlierSend.externalRef ?? undefined };
   }
   const path = `/v1/items/${item.id}/`;
+  // A stopping worker claims nothing more. A repeated report answers next: null (its lost first
+  // answer's item waits for its lease to end), so the wait stays within the call's timeout.
+  const next = stop.signal.aborted ? undefined : claimBody;
   try {
+    let answer;
     if (result.outcome === 'done') {
-      await finish(path + 'complete',
-        { claimToken: item.claimToken, externalRef: result.externalRef }, trace(item));
+      ({ body: answer } = await finish(path + 'complete',
+        { claimToken: item.claimToken, externalRef: result.externalRef, next },
+        trace(item), 10, waitSeconds + 10));
       log(`item ${item.id}: done (${result.externalRef})`);
     } else {
-      const { body } = await finish(path + 'fail', {
+      ({ body: answer } = await finish(path + 'fail', {
         claimToken: item.claimToken,
         error: result.error,
         retryable: result.outcome === 'retry',
         retryAfterSeconds: result.retryAfterSeconds,
-      }, trace(item));
-      log(`item ${item.id}: ${result.error}, now ${body.state}`);
+        next,
+      }, trace(item), 10, waitSeconds + 10));
+      log(`item ${item.id}: ${result.error}, now ${answer.state}`);
     }
+    // No next in the answer (a claimq without it): claim as usual.
+    return (next && answer?.next) || null;
   } catch (error) {
     if (error instanceof ClaimGone) {
       // Another claim owns the item now. The provider has our idempotency key, so the next send
@@ -274,11 +286,17 @@ async function workOn(item) {
       log(`item ${item.id}: ${error.message}`);
     }
   }
+  return null;
 }
 
 const claimBody = { worker: args.worker, leaseSeconds, waitSeconds };
 let failures = 0;
-while (!stop.signal.aborted) {
+let nextItem = null; // claimed by the last report
+while (nextItem || !stop.signal.aborted) {
+  if (nextItem) { // a claimed item is finished even when stopping
+    nextItem = await workOn(nextItem);
+    continue;
+  }
   let claimed;
   try {
     claimed = await post(`/v1/queues/${encodeURIComponent(args.queue)}/claim`, claimBody, waitSeconds + 10);
@@ -296,6 +314,6 @@ while (!stop.signal.aborted) {
     }
     continue;
   }
-  await workOn(claimed.body); // a claimed item is finished even when stopping
+  nextItem = await workOn(claimed.body); // a claimed item is finished even when stopping
 }
 log('stopped');

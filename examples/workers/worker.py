@@ -10,8 +10,8 @@ Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIM
 CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1. With PROVIDER_URL set, the
 demo send POSTs the payload there (and already_sent() asks GET PROVIDER_URL/<key>); without it,
 it only logs. An item's traceparent (the agent's trace) goes along as the traceparent header on
-the calls to the provider and on complete and fail. SIGTERM or SIGINT: finish the item in hand,
-then exit 0.
+the calls to the provider and on complete and fail. Each complete or fail also claims the next
+item (next), one call per item. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 """
 import argparse
 import json
@@ -75,12 +75,12 @@ class Claimq:
         except (urllib.error.URLError, OSError) as error:  # refused, reset, timed out
             raise Transient(str(error))
 
-    def finish(self, path, body, tries=10, headers=None):
+    def finish(self, path, body, tries=10, headers=None, timeout=10):
         """complete and fail are repeat-safe, so a lost answer is simply asked again, for long
         enough (about a minute and a half) to outlast a claimq restart."""
         for attempt in range(1, tries + 1):
             try:
-                return self.post(path, body, headers=headers)
+                return self.post(path, body, headers=headers, timeout=timeout)
             except Transient as error:
                 if attempt == tries:
                     raise Transient("%s: %s; gave up after %d tries, the lease will release the "
@@ -212,10 +212,12 @@ def declare_intent(claimq, item):
     return True
 
 
-def work_on(claimq, item, lease_seconds):
+def work_on(claimq, item, lease_seconds, claim):
+    """Sends the item and reports it. The report asks for the next item too (one call per item)
+    unless the worker is stopping; returns that next item, or None: then claim as usual."""
     secrets["claim_token"] = item["claimToken"]
     if not declare_intent(claimq, item):
-        return
+        return None
     finished = threading.Event()
     earlier_send = []  # written by the heartbeat thread, read only after join()
     heartbeat = threading.Thread(target=heartbeat_until,
@@ -237,25 +239,37 @@ def work_on(claimq, item, lease_seconds):
 
     path = "/v1/items/%s/" % item["id"]
     token = item["claimToken"]
+    # A stopping worker claims nothing more. A repeated report answers next: null (its lost first
+    # answer's item waits for its lease to end), so the wait stays within the call's timeout.
+    wants_next = not stopping.is_set()
+    timeout = claim["waitSeconds"] + 10
     try:
         if outcome == "done":
             body = {"claimToken": token}
             if detail:
                 body["externalRef"] = detail
-            claimq.finish(path + "complete", body, headers=trace(item))
+            if wants_next:
+                body["next"] = claim
+            _, answer = claimq.finish(path + "complete", body, headers=trace(item),
+                                      timeout=timeout)
             log("item %s: done (%s)" % (item["id"], detail))
         else:
             body = {"claimToken": token, "error": detail, "retryable": outcome == "retry"}
             if retry_after is not None:
                 body["retryAfterSeconds"] = retry_after
-            _, answer = claimq.finish(path + "fail", body, headers=trace(item))
+            if wants_next:
+                body["next"] = claim
+            _, answer = claimq.finish(path + "fail", body, headers=trace(item), timeout=timeout)
             log("item %s: %s, now %s" % (item["id"], detail, answer["state"]))
+        # No next in the answer (a claimq without it): claim as usual.
+        return (answer or {}).get("next") if wants_next else None
     except ClaimGone:
         # Another claim owns the item now. The provider has our idempotency key, so the next
         # send of this item is recognised as this one: nothing to undo, nothing to redo.
         log("item %s: claim gone; leaving the item to its current claim" % item["id"])
     except (Transient, RuntimeError) as error:
         log("item %s: %s" % (item["id"], error))
+    return None
 
 
 def run(args):
@@ -263,7 +277,11 @@ def run(args):
     body = {"worker": args.worker, "leaseSeconds": args.lease_seconds,
             "waitSeconds": args.wait_seconds}
     failures = 0
-    while not stopping.is_set():
+    item = None  # the next item, claimed by the last report
+    while item or not stopping.is_set():
+        if item:  # a claimed item is finished even when stopping
+            item = work_on(claimq, item, args.lease_seconds, body)
+            continue
         try:
             status, item = claimq.post("/v1/queues/%s/claim" % args.queue, body,
                                        timeout=args.wait_seconds + 10)
@@ -279,7 +297,7 @@ def run(args):
                 log("queue %s is empty; exiting" % args.queue)
                 break
             continue
-        work_on(claimq, item, args.lease_seconds)  # a claimed item is finished even when stopping
+        item = work_on(claimq, item, args.lease_seconds, body)
     log("stopped")
     return 0
 

@@ -60,6 +60,22 @@ final class ApiExamples {
        "duplicateSends": 0, "pruned": false,
        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}""";
 
+  static final String COMPLETE_WITH_NEXT =
+      """
+      {"claimToken": "qG6d0m1fX2r4b3y-8ZkP0w5cJv7nT9sLhQe1uAaBcDe", "externalRef": "msg_0193",
+       "next": {"worker": "mailer-1", "leaseSeconds": 60, "waitSeconds": 20}}""";
+
+  static final String ITEM_DONE_NOTHING_NEXT =
+      """
+      {"id": "4711", "queue": "emails", "dedupeKey": "welcome-email/user-42", "state": "done",
+       "payload": {"to": "ada@example.com", "template": "welcome"}, "priority": 0,
+       "attempts": 1, "maxAttempts": 5, "runAt": "2026-11-30T09:00:00Z",
+       "idempotencyKey": "6f1c2a3e-8d4b-4c1e-9a57-2b8f0d3e4c51", "claimedBy": "mailer-1",
+       "leaseExpiresAt": null, "externalRef": "msg_0193", "lastError": null,
+       "enqueuedBy": "dev-agent", "createdAt": "2026-11-30T09:00:00Z", "updatedAt": "2026-11-30T09:00:03Z",
+       "duplicateSends": 0, "pruned": false,
+       "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "next": null}""";
+
   static final String FAIL =
       """
       {"claimToken": "qG6d0m1fX2r4b3y-8ZkP0w5cJv7nT9sLhQe1uAaBcDe",

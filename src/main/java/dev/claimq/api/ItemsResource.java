@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import dev.claimq.longpoll.ClaimOrWait;
 import dev.claimq.queue.Answer;
 import dev.claimq.queue.ItemLookup;
 import dev.claimq.queue.OperatorService;
@@ -7,6 +8,9 @@ import dev.claimq.queue.Outcome;
 import dev.claimq.queue.WorkService;
 import dev.claimq.security.Role;
 import dev.claimq.store.ItemFilter;
+import io.opentelemetry.api.trace.SpanContext;
+import io.smallrye.common.annotation.Blocking;
+import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
@@ -19,7 +23,9 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
+import java.time.Duration;
 import java.time.Instant;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
@@ -46,13 +52,16 @@ public class ItemsResource {
   private final ItemLookup lookup;
   private final QueueGuard guard;
   private final ItemTraces traces;
+  private final ClaimOrWait claimOrWait;
 
   ItemsResource(
       WorkService work,
       OperatorService operators,
       ItemLookup lookup,
       QueueGuard guard,
-      ItemTraces traces) {
+      ItemTraces traces,
+      ClaimOrWait claimOrWait) {
+    this.claimOrWait = claimOrWait;
     this.work = work;
     this.operators = operators;
     this.lookup = lookup;
@@ -233,29 +242,44 @@ public class ItemsResource {
       summary = "Complete a claimed item",
       description =
           "Marks the item done and records the provider's reference. Only the current claim can"
-              + " complete it; repeating an accepted complete answers the same item again.")
+              + " complete it; repeating an accepted complete answers the same item again. With"
+              + " next, the answer also carries the queue's next claim (one call per item); a"
+              + " repeat answers next: null and claims nothing.")
   @RequestBody(
       content =
           @Content(
               schema = @Schema(implementation = Requests.Complete.class),
-              examples = @ExampleObject(name = "complete", value = ApiExamples.COMPLETE)))
+              examples = {
+                @ExampleObject(name = "complete", value = ApiExamples.COMPLETE),
+                @ExampleObject(
+                    name = "complete and claim the next item",
+                    value = ApiExamples.COMPLETE_WITH_NEXT)
+              }))
   @APIResponse(
       responseCode = "200",
-      description = "Done.",
+      description = "Done; with next when the request asked for it.",
       content =
           @Content(
-              schema = @Schema(implementation = ItemView.class),
-              examples = @ExampleObject(name = "done", value = ApiExamples.ITEM_DONE)))
+              schema = @Schema(implementation = FinishedItemView.class),
+              examples = {
+                @ExampleObject(name = "done", value = ApiExamples.ITEM_DONE),
+                @ExampleObject(
+                    name = "done, and nothing to claim next",
+                    value = ApiExamples.ITEM_DONE_NOTHING_NEXT)
+              }))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView complete(@PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
+  // Blocking: the finish runs here, on a worker thread; a long poll for next then parks without it.
+  @Blocking
+  public Uni<Response> complete(
+      @PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
     long itemId = guard.item(Params.itemId(id));
     Instant start = Instant.now();
     Answer answer = work.complete(itemId, body.claimToken(), body.externalRef(), guard.actor());
     traces.record("claimq.complete", answer.item(), answer.outcome(), ItemTraces.request(), start);
-    return answer(answer, itemId);
+    return finished(answer, itemId, body.next());
   }
 
   @RolesAllowed(Role.WORKER)
@@ -268,7 +292,8 @@ public class ItemsResource {
       description =
           "Retryable failures go back to pending after an exponential backoff with jitter (or"
               + " the provider's retryAfterSeconds) while attempts remain; otherwise the item"
-              + " stays failed for an operator. The reason is stored with secrets redacted.")
+              + " stays failed for an operator. The reason is stored with secrets redacted."
+              + " With next, the answer also carries the queue's next claim, as for complete.")
   @RequestBody(
       content =
           @Content(
@@ -276,13 +301,16 @@ public class ItemsResource {
               examples = @ExampleObject(name = "fail", value = ApiExamples.FAIL)))
   @APIResponse(
       responseCode = "200",
-      description = "Recorded: the item is pending again (with a later runAt) or failed.",
-      content = @Content(schema = @Schema(implementation = ItemView.class)))
+      description =
+          "Recorded: the item is pending again (with a later runAt) or failed; with next when"
+              + " the request asked for it.",
+      content = @Content(schema = @Schema(implementation = FinishedItemView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
+  @Blocking
+  public Uni<Response> fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
     long itemId = guard.item(Params.itemId(id));
     Instant start = Instant.now();
     Answer answer =
@@ -295,7 +323,38 @@ public class ItemsResource {
             body.retryAfterSeconds(),
             guard.actor());
     traces.record("claimq.fail", answer.item(), answer.outcome(), ItemTraces.request(), start);
-    return answer(answer, itemId);
+    return finished(answer, itemId, body.next());
+  }
+
+  /**
+   * A finish's answer: the item as ever, or, when the request asked for next, the item with the
+   * queue's next claim. Only a finish this request made claims: whether it did is the finishing
+   * statement's own answer (CHANGED), so a repeat of an accepted finish, whose first answer may
+   * have carried a claim, never claims a second item. The claim is claimNext's own, after the
+   * finish has committed, so no transaction spans its wait.
+   */
+  private Uni<Response> finished(Answer answer, long itemId, Requests.Next next) {
+    ItemView item = answer(answer, itemId); // a refusal is thrown here, before any claim
+    if (next == null) {
+      return Uni.createFrom().item(Response.ok(item).build());
+    }
+    if (answer.outcome() != Outcome.CHANGED) {
+      return Uni.createFrom().item(Response.ok(new FinishedItemView(item, null)).build());
+    }
+    SpanContext request = ItemTraces.request();
+    Duration wait = Duration.ofSeconds(next.waitSeconds() == null ? 0 : next.waitSeconds());
+    return claimOrWait
+        .claimNext(answer.item().queue, next.worker(), next.leaseSeconds(), null, wait)
+        .map(
+            claims -> {
+              ClaimedItemView claimed = null;
+              if (!claims.isEmpty()) {
+                traces.record(
+                    "claimq.claim", claims.get(0), Outcome.CHANGED, request, Instant.now());
+                claimed = ClaimedItemView.of(claims.get(0));
+              }
+              return Response.ok(new FinishedItemView(item, claimed)).build();
+            });
   }
 
   @RolesAllowed(Role.WORKER)

@@ -310,13 +310,28 @@ public class ProblemMappers {
         .build();
   }
 
-  /** A constraint's field as the client named it: the last node of the path, e.g. dedupeKey. */
+  /**
+   * A constraint's field as the client named it: the last node of the path, e.g. dedupeKey, with
+   * the object fields it sits in, e.g. next.waitSeconds. An entry of a batch is named by its own
+   * field alone (claimToken), as the detail says which entry.
+   */
   private static String fieldName(ConstraintViolation<?> violation) {
     List<Path.Node> nodes =
         StreamSupport.stream(violation.getPropertyPath().spliterator(), false).toList();
-    Path.Node last = nodes.get(nodes.size() - 1);
+    int at = nodes.size() - 1;
+    Path.Node last = nodes.get(at);
     // A missing body is reported on the method parameter itself.
-    return last.getKind() == jakarta.validation.ElementKind.PARAMETER ? "body" : last.getName();
+    if (last.getKind() == jakarta.validation.ElementKind.PARAMETER) {
+      return "body";
+    }
+    String name = last.getName();
+    while (!nodes.get(at).isInIterable()
+        && at > 0
+        && nodes.get(at - 1).getKind() == jakarta.validation.ElementKind.PROPERTY) {
+      at--;
+      name = nodes.get(at).getName() + "." + name;
+    }
+    return name;
   }
 
   private static String where(JsonProcessingException e) {

@@ -153,7 +153,41 @@ public final class Requests {
               description = "The provider's reference for the send, e.g. a message id.",
               examples = "msg_0193")
           @Size(max = 500)
-          String externalRef) {}
+          String externalRef,
+      @Schema(description = NEXT_DESCRIPTION) @Valid Next next) {}
+
+  static final String NEXT_DESCRIPTION =
+      "Also claim the queue's next due item, answered as next in the same response (null when"
+          + " nothing was claimable within next.waitSeconds). Only an accepted finish claims: a"
+          + " refusal claims nothing, and a repeated finish answers next: null.";
+
+  @Schema(
+      name = "NextClaim",
+      description =
+          "The claim to make after a finish, from the finished item's queue, as claimNext makes"
+              + " it; {} takes every default.")
+  public record Next(
+      @Schema(
+              description = "A name for the claiming worker, shown to operators.",
+              examples = "mailer-1")
+          @Size(max = 200)
+          String worker,
+      @Schema(
+              description =
+                  "How long the next claim lasts without a heartbeat; the queue's policy, else"
+                      + " 60, when left out.",
+              defaultValue = "60")
+          @Min(1)
+          @Max(MAX_LEASE_SECONDS)
+          Integer leaseSeconds,
+      @Schema(
+              description =
+                  "Long poll: with nothing to claim, wait up to this long for an item before"
+                      + " answering next: null. The finish is recorded before the wait.",
+              defaultValue = "0")
+          @Min(0)
+          @Max(MAX_WAIT_SECONDS)
+          Integer waitSeconds) {}
 
   @Schema(name = "FailRequest")
   public record Fail(
@@ -183,7 +217,8 @@ public final class Requests {
       @Schema(description = "The provider's Retry-After: replaces the computed backoff.")
           @Min(0)
           @Max(86_400)
-          Long retryAfterSeconds) {}
+          Long retryAfterSeconds,
+      @Schema(description = NEXT_DESCRIPTION) @Valid Next next) {}
 
   @Schema(
       name = "BulkRequest",

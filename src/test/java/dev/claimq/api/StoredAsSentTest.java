@@ -81,6 +81,12 @@ class StoredAsSentTest extends AsAdmin {
           "{\"claimToken\":\"" + token + "\",\"externalRef\":\"m\\u0000\"}"
         });
     cases.put(
+        "next.worker",
+        new String[] {
+          "/v1/items/" + id + "/complete",
+          "{\"claimToken\":\"" + token + "\",\"next\":{\"worker\":\"w\\u0000\"}}"
+        });
+    cases.put(
         "items.[0].externalRef",
         new String[] {
           "/v1/items:complete",

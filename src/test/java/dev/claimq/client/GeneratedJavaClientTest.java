@@ -20,6 +20,7 @@ import dev.claimq.client.model.CompleteRequest;
 import dev.claimq.client.model.EnqueueBatchRequest;
 import dev.claimq.client.model.EnqueueRequest;
 import dev.claimq.client.model.FailRequest;
+import dev.claimq.client.model.FinishedItem;
 import dev.claimq.client.model.HeartbeatRequest;
 import dev.claimq.client.model.Item;
 import dev.claimq.client.model.ItemPage;
@@ -114,11 +115,11 @@ class GeneratedJavaClientTest extends AsAdmin {
     Item extended =
         worker.heartbeat(
             sent, new HeartbeatRequest().claimToken(one.getClaimToken()).leaseSeconds(120));
-    Item done =
+    FinishedItem done =
         worker.complete(
             sent, new CompleteRequest().claimToken(one.getClaimToken()).externalRef("msg_1"));
     ClaimedItem two = worker.claimItem(refused, new ClaimRequest().worker("java-1"));
-    Item failed =
+    FinishedItem failed =
         worker.fail(
             refused,
             new FailRequest()

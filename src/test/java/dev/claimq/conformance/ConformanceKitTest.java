@@ -89,8 +89,8 @@ class ConformanceKitTest {
     RETRIES_WITHOUT_BACKOFF(
         "backs-off-when-claimq-is-down",
         "repeats a complete every 50 ms while claimq answers 503",
-        "def finish(self, path, body, tries=10, headers=None):",
-        "def finish(self, path, body, tries=1000, headers=None):",
+        "def finish(self, path, body, tries=10, headers=None, timeout=10):",
+        "def finish(self, path, body, tries=1000, headers=None, timeout=10):",
         "threading.Event().wait(delay)",
         "threading.Event().wait(0.05)"),
     IGNORES_POSSIBLY_SENT(
@@ -113,6 +113,11 @@ class ConformanceKitTest {
         "lets SIGTERM kill it mid-send",
         "signal.signal(signum, lambda *_: stopping.set())",
         "signal.signal(signum, signal.SIG_DFL)"),
+    CLAIMS_NEXT_WHEN_STOPPING(
+        "sigterm-finishes",
+        "asks for the next item on the report it makes after SIGTERM",
+        "wants_next = not stopping.is_set()",
+        "wants_next = True"),
     LOGS_THE_CLAIM(
         "keeps-secrets",
         "logs each claimed item whole, token included",
