@@ -55,8 +55,24 @@ public final class LoadGen {
   volatile boolean stop;
   /** True inside the measured window: only then do a closed loop's unit times count. */
   volatile boolean measuring;
-  /** Unit times of a closed loop in 10 µs steps, up to 1 s (the last bucket: slower). */
-  final AtomicLongArray unitTimes = new AtomicLongArray(100_001);
+  /**
+   * Unit times of a closed loop: 10 µs steps up to 100 ms, then 1 ms steps up to 60 s (the last
+   * bucket: slower).
+   */
+  final AtomicLongArray unitTimes = new AtomicLongArray(10_000 + 59_900 + 1);
+
+  static int bucket(long nanos) {
+    long micros = nanos / 1_000;
+    if (micros < 100_000) {
+      return (int) (micros / 10);
+    }
+    return (int) Math.min(10_000 + 59_900, 10_000 + (micros - 100_000) / 1_000);
+  }
+
+  /** The upper bound of a bucket, in ms. */
+  static double bucketMs(int i) {
+    return i < 10_000 ? (i + 1) / 100.0 : 100 + (i - 10_000 + 1);
+  }
   final LongAdder ops = new LongAdder();
   final LongAdder empties = new LongAdder();
   final LongAdder errors = new LongAdder();
@@ -180,8 +196,7 @@ public final class LoadGen {
                     long began = System.nanoTime();
                     int items = op.run(http, thread, n++);
                     if (measuring && items > 0) {
-                      unitTimes.incrementAndGet(
-                          (int) Math.min(unitTimes.length() - 1, (System.nanoTime() - began) / 10_000));
+                      unitTimes.incrementAndGet(bucket(System.nanoTime() - began));
                     }
                     if (items > 0) {
                       ops.add(items);
@@ -680,7 +695,7 @@ public final class LoadGen {
       for (int i = 0; i < unitTimes.length(); i++) {
         seen += unitTimes.get(i);
         if (seen >= rank) {
-          out.append(String.format(Locale.ROOT, " %s=%.2f", names[k], (i + 1) / 100.0));
+          out.append(String.format(Locale.ROOT, " %s=%.2f", names[k], bucketMs(i)));
           break;
         }
       }
