@@ -391,6 +391,9 @@ public final class LoadGen {
                   try {
                     if (http == null) {
                       http = new Http(host, port);
+                      // A parked poll answers after its wait, later on a busy machine: only
+                      // a minute past the wait counts as no answer.
+                      http.socket.setSoTimeout((wait + 60) * 1000);
                       if (!counted) {
                         connected.increment();
                         counted = true;
