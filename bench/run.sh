@@ -6,9 +6,10 @@
 # one go. Prints one Markdown table (medians of several runs) on stdout; progress goes to stderr.
 #
 #   bench/run.sh            # full: 3 runs, 10 s per figure, backlog and churn 1,000,000 (about
-#                           # 35 minutes on 2 cores)
-#   bench/run.sh --quick    # smoke test: 1 run, 1 s per figure, small backlogs (about 6 minutes);
-#                           # it proves every row works; its table says it holds no figures
+#                           # 40 minutes on 2 cores: 25 before the peers, workers and long-polls)
+#   bench/run.sh --quick    # smoke test: 1 run, 1 s per figure, small backlogs (about 6 minutes
+#                           # on a quiet machine); it proves every row works, and its table says
+#                           # it holds no figures
 #
 # Options: --runs N, --seconds S, --warmup S (per figure), --service-warmup S (after each start,
 # enqueue + drain to get the JIT past its first compiles; 30), --backlog N, --preload N (items
