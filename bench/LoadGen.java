@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,7 +29,8 @@ import java.util.regex.Pattern;
  *   java bench/LoadGen.java MODE --url http://127.0.0.1:PORT [options]
  * </pre>
  *
- * Modes: start, enqueue, dupes, drain, claim-by-id, batch-drain, latency (see usage()). Each
+ * Modes: start, enqueue, dupes, drain, complete-next, claim-by-id, batch-drain, latency, process,
+ * park (see usage()). Each
  * prints one line of key=value pairs on stdout; every loop ends by count or by time.
  */
 public final class LoadGen {
@@ -37,6 +39,8 @@ public final class LoadGen {
   static final String WORKER = "dev-worker-key";
   static final Pattern ID = Pattern.compile("\"id\"\\s*:\\s*\"?(\\d+)\"?");
   static final Pattern TOKEN = Pattern.compile("\"claimToken\"\\s*:\\s*\"([^\"]+)\"");
+  /** Where a complete-with-next answer's next item starts (its last property). */
+  static final Pattern NEXT = Pattern.compile("\"next\"\\s*:\\s*(null|\\{)");
 
   final Map<String, String> opts;
   final String host;
@@ -49,6 +53,26 @@ public final class LoadGen {
   final String runId;
 
   volatile boolean stop;
+  /** True inside the measured window: only then do a closed loop's unit times count. */
+  volatile boolean measuring;
+  /**
+   * Unit times of a closed loop: 10 µs steps up to 100 ms, then 1 ms steps up to 60 s (the last
+   * bucket: slower).
+   */
+  final AtomicLongArray unitTimes = new AtomicLongArray(10_000 + 59_900 + 1);
+
+  static int bucket(long nanos) {
+    long micros = nanos / 1_000;
+    if (micros < 100_000) {
+      return (int) (micros / 10);
+    }
+    return (int) Math.min(10_000 + 59_900, 10_000 + (micros - 100_000) / 1_000);
+  }
+
+  /** The upper bound of a bucket, in ms. */
+  static double bucketMs(int i) {
+    return i < 10_000 ? (i + 1) / 100.0 : 100 + (i - 10_000 + 1);
+  }
   final LongAdder ops = new LongAdder();
   final LongAdder empties = new LongAdder();
   final LongAdder errors = new LongAdder();
@@ -91,6 +115,8 @@ public final class LoadGen {
           case "enqueue" -> gen.closedLoop(gen::enqueueOnce);
           case "dupes" -> gen.closedLoop(gen::duplicateOnce);
           case "drain" -> gen.closedLoop(gen::drainOnce);
+          case "complete-next" -> gen.completeNext();
+          case "park" -> gen.park();
           case "claim-by-id" -> gen.closedLoop(gen::claimByIdOnce);
           case "batch-drain" -> gen.batchDrain();
           case "latency" -> gen.latency();
@@ -112,11 +138,16 @@ public final class LoadGen {
                        request (an authenticated claim-next, answered 200 or 204)
           enqueue      new items, unique dedupe keys                 (items/s)
           dupes        --keys K: enqueue of K existing keys, replays (requests/s)
-          drain        claim-next + complete per item                (items/s)
+          drain        claim-next + complete per item                (items/s; p50/p99 ms)
+          complete-next  claim once, then complete with "next" per item: one call per item
+                       (items/s; skipped while the service answers 400 to "next")
           claim-by-id  --from ID --to ID: claims of preloaded ids    (claims/s)
           batch-drain  --max 10: claim max + one batch complete      (items/s; skipped on 404)
           latency      --rate R: claim-next + complete at R/s, open loop; claim p50/p99 (ms)
           process      --max 100: batch-drains the queue until it is empty     (items, items/s)
+          park         --threads N --wait S: N long-polls parked on an empty queue for --seconds
+                       (or until the file --until exists), each asked again when answered 204
+                                                                  (parked, answered, errors)
         common: --threads N (8) --warmup S (1) --seconds S (5) --queue Q (bench) --pid P (the
           service's pid, for CPU per 1,000 items and RSS) --run ID (keeps dedupe keys unique)""");
   }
@@ -162,7 +193,11 @@ public final class LoadGen {
                     if (http == null) {
                       http = new Http(host, port);
                     }
+                    long began = System.nanoTime();
                     int items = op.run(http, thread, n++);
+                    if (measuring && items > 0) {
+                      unitTimes.incrementAndGet(bucket(System.nanoTime() - began));
+                    }
                     if (items > 0) {
                       ops.add(items);
                     } else if (items == 0) {
@@ -195,7 +230,9 @@ public final class LoadGen {
     long err0 = errors.sum();
     long cpu0 = cpuTicks();
     long t0 = System.nanoTime();
+    measuring = true;
     Thread.sleep((long) (seconds * 1000));
+    measuring = false;
     long ops1 = ops.sum();
     long empty1 = empties.sum();
     long err1 = errors.sum();
@@ -210,6 +247,7 @@ public final class LoadGen {
     StringBuilder out = new StringBuilder();
     out.append(String.format(Locale.ROOT, "rate=%.1f items=%d seconds=%.2f", items / elapsed, items, elapsed));
     out.append(" empty=").append(empty1 - empty0).append(" errors=").append(err1 - err0);
+    appendUnitTimes(out);
     appendProcess(out, cpu0, cpu1, items);
     if (err1 > 0) {
       out.append(" error_sample=").append(errorSample.replace(' ', '_'));
@@ -254,6 +292,146 @@ public final class LoadGen {
             WORKER,
             "{\"claimToken\":\"" + token + "\",\"externalRef\":\"bench\"}");
     return expect(done, 200) ? 1 : -1;
+  }
+
+  /**
+   * One HTTP call per item: each worker claims once, then completes with "next", which finishes
+   * the item in hand and answers the next claimed one (or null: claim again). A unit is one call.
+   * Says skipped (and why) while the service refuses "next".
+   */
+  String completeNext() throws Exception {
+    String claimBody = "{\"worker\":\"bench-next\",\"leaseSeconds\":600}";
+    try (Http http = new Http(host, port)) {
+      Response claim = http.post("/v1/queues/" + queue + "/claim", WORKER, claimBody);
+      if (!expect(claim, 200)) {
+        return "skipped=1 reason=no_item_to_probe_with_(claim_answered_" + claim.status + ")";
+      }
+      Response probe =
+          http.post(
+              "/v1/items/" + group(ID, claim.body) + "/complete",
+              WORKER,
+              completeWithNext(group(TOKEN, claim.body), "bench-next"));
+      if (probe.status == 400) {
+        return "skipped=1 reason=complete_with_next_answers_400";
+      }
+      if (!expect(probe, 200) || !NEXT.matcher(probe.body).find()) {
+        return "skipped=1 reason=complete_with_next_answers_"
+            + probe.status
+            + "_without_a_next_property";
+      }
+    }
+    String[] held = new String[threads * 2];
+    return closedLoop(
+        (http, thread, n) -> {
+          if (held[2 * thread] == null) {
+            Response claim =
+                http.post(
+                    "/v1/queues/" + queue + "/claim",
+                    WORKER,
+                    "{\"worker\":\"bench-" + thread + "\",\"leaseSeconds\":600}");
+            if (claim.status == 204) {
+              return 0;
+            }
+            if (!expect(claim, 200)) {
+              return -1;
+            }
+            held[2 * thread] = group(ID, claim.body);
+            held[2 * thread + 1] = group(TOKEN, claim.body);
+          }
+          Response done =
+              http.post(
+                  "/v1/items/" + held[2 * thread] + "/complete",
+                  WORKER,
+                  completeWithNext(held[2 * thread + 1], "bench-" + thread));
+          held[2 * thread] = null;
+          if (!expect(done, 200)) {
+            return -1;
+          }
+          Matcher next = NEXT.matcher(done.body);
+          if (!next.find()) {
+            throw new IllegalStateException("no next in " + done.body);
+          }
+          if (next.group(1).equals("{")) {
+            String rest = done.body.substring(next.start());
+            held[2 * thread] = group(ID, rest);
+            held[2 * thread + 1] = group(TOKEN, rest);
+          }
+          return 1;
+        });
+  }
+
+  static String completeWithNext(String token, String worker) {
+    return "{\"claimToken\":\""
+        + token
+        + "\",\"externalRef\":\"bench\",\"next\":{\"worker\":\""
+        + worker
+        + "\",\"leaseSeconds\":600}}";
+  }
+
+  /**
+   * Parks --threads long-polls (claim-next with --wait seconds) on a queue that stays empty, for
+   * --seconds, each asked again as soon as it is answered; small thread stacks, so that thousands
+   * fit. Prints how many were parked at once, and any answer other than 204.
+   */
+  String park() throws Exception {
+    int wait = Integer.parseInt(opts.getOrDefault("wait", "20"));
+    String body = "{\"worker\":\"bench-parked\",\"leaseSeconds\":60,\"waitSeconds\":" + wait + "}";
+    LongAdder connected = new LongAdder();
+    LongAdder answered = new LongAdder();
+    List<Thread> parked = new ArrayList<>();
+    long end = System.nanoTime() + (long) (seconds * 1e9);
+    for (int t = 0; t < threads; t++) {
+      Thread w =
+          new Thread(
+              null,
+              () -> {
+                Http http = null;
+                boolean counted = false;
+                while (!stop && System.nanoTime() < end) {
+                  try {
+                    if (http == null) {
+                      http = new Http(host, port);
+                      // A parked poll answers after its wait, later on a busy machine: only
+                      // a minute past the wait counts as no answer.
+                      http.socket.setSoTimeout((wait + 60) * 1000);
+                      if (!counted) {
+                        connected.increment();
+                        counted = true;
+                      }
+                    }
+                    Response r = http.post("/v1/queues/" + queue + "/claim", WORKER, body);
+                    answered.increment();
+                    if (r.status != 204) {
+                      fail(r);
+                    }
+                  } catch (IOException | RuntimeException e) {
+                    error(e.toString());
+                    if (http != null) {
+                      http.close();
+                    }
+                    http = null;
+                    sleepNanos(100_000_000L);
+                  }
+                }
+                if (http != null) {
+                  http.close();
+                }
+              },
+              "parked-" + t,
+              128 * 1024);
+      w.setDaemon(true);
+      parked.add(w);
+      w.start();
+    }
+    // Ends at --seconds, or as soon as the --until file exists (bench/run.sh makes it once the
+    // drain beside the parked polls is over).
+    Path until = opts.containsKey("until") ? Path.of(opts.get("until")) : null;
+    while (System.nanoTime() < end && (until == null || !Files.exists(until))) {
+      sleepNanos(100_000_000L);
+    }
+    stop = true;
+    return "parked=" + connected.sum() + " answered=" + answered.sum() + " errors=" + errors.sum()
+        + (errors.sum() > 0 ? " error_sample=" + errorSample.replace(' ', '_') : "");
   }
 
   final AtomicLong nextId = new AtomicLong(-1);
@@ -502,6 +680,30 @@ public final class LoadGen {
   }
 
   // ---- helpers --------------------------------------------------------------------------------
+
+  /** p50 and p99 of the measured window's unit times (one item's calls), in ms. */
+  void appendUnitTimes(StringBuilder out) {
+    long total = 0;
+    for (int i = 0; i < unitTimes.length(); i++) {
+      total += unitTimes.get(i);
+    }
+    if (total == 0) {
+      return;
+    }
+    double[] at = {0.50, 0.99};
+    String[] names = {"p50_ms", "p99_ms"};
+    for (int k = 0; k < at.length; k++) {
+      long rank = (long) Math.ceil(at[k] * total);
+      long seen = 0;
+      for (int i = 0; i < unitTimes.length(); i++) {
+        seen += unitTimes.get(i);
+        if (seen >= rank) {
+          out.append(String.format(Locale.ROOT, " %s=%.2f", names[k], bucketMs(i)));
+          break;
+        }
+      }
+    }
+  }
 
   static double pct(long[] sorted, int n, double p) {
     if (n == 0) {

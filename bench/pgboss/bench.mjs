@@ -1,4 +1,4 @@
-// The peer in claimq's benchmark: pg-boss 10 doing what bench/LoadGen.java asks of claimq, on the
+// A peer in claimq's benchmark: pg-boss 12 doing what bench/LoadGen.java asks of claimq, on the
 // same PostgreSQL, in its own schema. bench/run.sh runs it; by hand:
 //
 //   node bench/pgboss/bench.mjs enqueue --db postgres://postgres@127.0.0.1:5432/claimq_bench \
@@ -9,7 +9,9 @@
 // drain:   N concurrent fetch() + complete() loops, one job each, like a worker (jobs/s); the
 //          jobs go into a new queue, filled with --preload jobs first, outside the measurement.
 // Prints one line of key=value pairs. Every loop ends by time; the process exits on its own.
-import PgBoss from 'pg-boss'
+// pg-boss 12 needs Node.js 22: bench/run.sh runs this with the node that `npm ci` here installs
+// (the npm package `node`, into node_modules/node/bin), whatever node is on the PATH.
+import { PgBoss } from 'pg-boss'
 
 const [mode, ...rest] = process.argv.slice(2)
 const opts = {}
@@ -75,9 +77,9 @@ if (mode === 'enqueue') {
   for (let i = 0; i < preload; i += 1000) {
     const jobs = []
     for (let j = i; j < Math.min(preload, i + 1000); j++) {
-      jobs.push({ name: queue, data: { to: 'bench@example.com', n: j } })
+      jobs.push({ data: { to: 'bench@example.com', n: j } })
     }
-    await boss.insert(jobs)
+    await boss.insert(queue, jobs)
   }
   // As bench/run.sh does after claimq's preload: settle the table (statistics, hint bits, no
   // autovacuum due) and flush the preload's WAL before anything is measured.
