@@ -78,11 +78,15 @@ final class SoakSampler {
     int[] segmentOf = new int[count];
     for (int i = 0; i < count; i++) {
       pids[i] = instances.get(i).pid();
-      if (pids[i] > 0 && pids[i] != lastPids[i]) {
+      // A new process starts a new segment once it answers ready: before that it is starting
+      // (minutes on a busy machine), and a JVM's start is growth that is no leak. Until then
+      // its samples are in the CSV with segment -1, and judged in no segment.
+      boolean started = pids[i] > 0 && pids[i] != lastPids[i];
+      if (started && instances.get(i).ready()) {
         lastPids[i] = pids[i];
         segments[i]++;
       }
-      segmentOf[i] = segments[i];
+      segmentOf[i] = started && lastPids[i] != pids[i] ? -1 : segments[i];
       rss[i] = pids[i] > 0 ? Soak.rssMib(pids[i]) : Double.NaN;
       fds[i] = pids[i] > 0 ? Soak.openFds(pids[i]) : Double.NaN;
     }
