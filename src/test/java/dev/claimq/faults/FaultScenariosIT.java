@@ -625,6 +625,393 @@ class FaultScenariosIT {
     }
   }
 
+  @Test
+  @Order(15)
+  void slow_and_hostile_clients_neither_slow_a_drain_nor_leak() throws Exception {
+    int perDrain = FULL ? 1500 : 300;
+    scenario(
+        "14 slow clients",
+        "hostile",
+        4 * perDrain,
+        (queue, keys) -> {
+          ServiceInstance target = instances.get(0);
+          List<String> all = new ArrayList<>(keys);
+          // The quiet figure first: the same drain, nobody hostile around.
+          Duration quiet = timedDrain(target, queue, all.subList(0, perDrain), "quiet");
+          Resources baseline = Resources.of(target);
+          System.out.printf("faults: hostile: baseline %s%n", baseline);
+
+          try (HostileClients slow = new HostileClients(target.port)) {
+            int connections = FULL ? 1000 : 300;
+            slow.slowloris(connections);
+            Thread.sleep(2_000);
+            Duration p99 = timedDrain(target, queue, all.subList(perDrain, 2 * perDrain), "slow");
+            expectWithinTwice("a slowloris of " + connections + " connections", p99, quiet);
+            System.out.printf(
+                "faults: hostile: %d of %d slowloris connections still open at the end%n",
+                slow.openConnections(), connections);
+          }
+
+          int parkedCount = 2000;
+          try (HostileClients parked = new HostileClients(target.port)) {
+            parked.parkLongPolls(parkedCount, queue + "-parked", 20);
+            history.fault();
+            if (!await(Duration.ofSeconds(20), () -> parked(target) >= parkedCount)) {
+              history.violation(
+                  "only " + parked(target) + " of " + parkedCount + " long-polls parked in 20 s");
+            }
+            // Parked claims hold no database connection: the pool is idle while 2,000 wait.
+            int inUse = 0;
+            for (int sample = 0; sample < 5; sample++) {
+              inUse = Math.max(inUse, (int) metric(target.url(), "agroal_active_count"));
+              Thread.sleep(200);
+            }
+            int busy = busyBackends();
+            System.out.printf(
+                "faults: hostile: %d parked, pool connections in use %d, busy backends %d%n",
+                parked(target), inUse, busy);
+            // One at most: the reaper's or the sampler's statement, running now and then.
+            if (inUse > 1 || busy > 1) {
+              history.violation(
+                  "with "
+                      + parkedCount
+                      + " long-polls parked, "
+                      + inUse
+                      + " pool connections were in use and "
+                      + busy
+                      + " backends busy (expected none held by the parked claims)");
+            }
+            Duration p99 =
+                timedDrain(target, queue, all.subList(2 * perDrain, 3 * perDrain), "parked");
+            expectWithinTwice(parkedCount + " parked long-polls", p99, quiet);
+          }
+          // Hung up on, the long-polls leave: a dead client's claim does not stay parked.
+          if (!await(Duration.ofSeconds(10), () -> parked(target) == 0)) {
+            history.violation(
+                parked(target) + " long-polls still parked 10 s after their clients hung up");
+          }
+
+          try (HostileClients hangUps = new HostileClients(target.port)) {
+            hangUps.disconnectMidResponse(2, 40, queue, 2);
+            Duration p99 =
+                timedDrain(target, queue, all.subList(3 * perDrain, 4 * perDrain), "hang-ups");
+            expectWithinTwice("clients hanging up mid-answer", p99, quiet);
+            history.faults.addAndGet(hangUps.hangUps.get());
+          }
+
+          // Nothing leaks: open files, threads, busy connections and parked claims come back.
+          Resources after = Resources.of(target);
+          Resources[] last = {after};
+          boolean back =
+              await(
+                  Duration.ofSeconds(15),
+                  () -> (last[0] = Resources.of(target)).within(baseline) == null);
+          System.out.printf("faults: hostile: after %s%n", last[0]);
+          if (!back) {
+            history.violation("15 s after the hostile clients left: " + last[0].within(baseline));
+          }
+        });
+  }
+
+  @Test
+  @Order(16)
+  void an_instance_an_hour_ahead_keeps_leases_backoff_and_run_at_on_the_database_clock()
+      throws Exception {
+    ServiceInstance skewed =
+        new ServiceInstance(
+            "skewed",
+            Cluster.freePort(18781),
+            cluster.jdbcUrl(),
+            LOGS,
+            Map.of(
+                "CLAIMQ_REAPER_INTERVAL", "1s",
+                "CLAIMQ_RETRY_BACKOFF_BASE", "1s",
+                "CLAIMQ_RETRY_BACKOFF_CAP", "2s",
+                "CLAIMQ_LONG_POLL_FALLBACK_INTERVAL", "1s",
+                "LD_PRELOAD", Skew.library().toString(),
+                "FAKETIME", Skew.AHEAD));
+    // Not FAKETIME_DONT_FAKE_MONOTONIC=1, which libfaketime's README suggests for java: with
+    // Debian's libfaketime 0.9.10 it makes every timed wait of the JVM about eight times longer
+    // (sixty 10 ms waits took 6.5 s, not 0.8 s), while "+1h" on the monotonic clock is a constant
+    // shift that its timed waits do not notice.
+    Files.deleteIfExists(skewed.log);
+    try {
+      long before = System.currentTimeMillis();
+      long started = System.nanoTime();
+      // The same limit as the other instances: the skew must not make the start slower.
+      skewed.start(Duration.ofSeconds(60));
+      System.out.printf(
+          "faults: skew: the skewed instance was ready in %d ms%n",
+          (System.nanoTime() - started) / 1_000_000);
+      instances.add(skewed);
+      scenario(
+          "15 skewed clock",
+          "skew",
+          (queue, keys) -> {
+            Skew.expectAhead(skewed.url(), before, System.currentTimeMillis(), 3600, history);
+            Skew.expectAhead(urls().get(0), 0, System.currentTimeMillis(), 0, history);
+            List<String> all = new ArrayList<>(keys);
+            String later = all.get(0);
+            String leased = all.get(1);
+            String run = skewed.url();
+
+            // An item due in 20 s (database clock) is not due to the skewed instance, whose
+            // clock says that time passed long ago.
+            String due =
+                queryString(
+                    "SELECT to_char((now() + interval '20 s') AT TIME ZONE 'UTC',"
+                        + " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')");
+            enqueueOne(run, queue, later, Map.of("runAt", due));
+            Http.Answer early =
+                http.claimq(
+                    run,
+                    "POST",
+                    "/v1/queues/" + queue + "/claim",
+                    Http.WORKER,
+                    Map.of("worker", "skewed-check"),
+                    Duration.ofSeconds(10));
+            if (early.status() != 204) {
+              history.violation(
+                  "an item due in 20 s was claimed early through the skewed instance: "
+                      + early.status());
+            }
+
+            // A 30 s lease taken through the skewed instance ends 30 s after its claim.
+            enqueueOne(run, queue, leased, Map.of());
+            Http.Answer claim =
+                http.claimq(
+                    run,
+                    "POST",
+                    "/v1/queues/" + queue + "/claim",
+                    Http.WORKER,
+                    Map.of("worker", "skewed-check", "leaseSeconds", 30),
+                    Duration.ofSeconds(10));
+            if (claim.status() != 200) {
+              throw new AssertionError("the leased item's claim answered " + claim.status());
+            }
+            long id = claim.body().path("id").asLong();
+            double lease =
+                queryDouble(
+                    "SELECT extract(epoch FROM i.lease_expires_at - a.claimed_at)"
+                        + " FROM claimq.item i JOIN claimq.attempt a ON a.item_id = i.id"
+                        + " AND a.finished_at IS NULL WHERE i.id = "
+                        + id);
+            System.out.printf("faults: skew: a 30 s lease ends %.3f s after its claim%n", lease);
+            if (Math.abs(lease - 30) > 0.001) {
+              history.violation(
+                  "a 30 s lease through the skewed instance ends " + lease + " s after its claim");
+            }
+
+            // Its retry's backoff is the configured seconds, not an hour less or more.
+            Http.Answer failed =
+                http.claimq(
+                    run,
+                    "POST",
+                    "/v1/items/" + id + "/fail",
+                    Http.WORKER,
+                    Map.of(
+                        "claimToken",
+                        claim.body().path("claimToken").asText(),
+                        "error",
+                        "skew check",
+                        "retryable",
+                        true),
+                    Duration.ofSeconds(10));
+            double backoff =
+                queryDouble(
+                    "SELECT extract(epoch FROM i.run_at - a.finished_at)"
+                        + " FROM claimq.item i JOIN claimq.attempt a ON a.item_id = i.id"
+                        + " WHERE i.id = "
+                        + id
+                        + " ORDER BY a.id DESC LIMIT 1");
+            System.out.printf("faults: skew: the retry's backoff is %.3f s%n", backoff);
+            if (failed.status() != 200 || backoff < 0 || backoff > 2.001) {
+              history.violation(
+                  "a retryable fail through the skewed instance answered "
+                      + failed.status()
+                      + " with a backoff of "
+                      + backoff
+                      + " s (expected 0 to 2 s)");
+            }
+
+            // Then all three instances drain the rest, the item due later included.
+            startJavaWorkers(queue, 3, 10);
+            startReferenceWorkers(queue);
+            enqueueWithDuplicates(queue, new LinkedHashSet<>(all.subList(2, all.size())), Map.of());
+            awaitDrained(queue);
+            double claimedEarly =
+                queryDouble(
+                    "SELECT coalesce(extract(epoch FROM min(a.claimed_at) - i.run_at), -1)"
+                        + " FROM claimq.item i JOIN claimq.attempt a ON a.item_id = i.id"
+                        + " WHERE i.dedupe_key = '"
+                        + later
+                        + "' GROUP BY i.run_at");
+            if (claimedEarly < 0) {
+              history.violation(
+                  "the item due in 20 s was first claimed "
+                      + (-claimedEarly)
+                      + " s before it was due");
+            }
+          });
+    } finally {
+      instances.remove(skewed);
+      skewed.close();
+    }
+  }
+
+  /** Enqueues the items of one drain, then drains them on the instance; the drain's p99. */
+  Duration timedDrain(ServiceInstance target, String queue, List<String> keys, String label)
+      throws Exception {
+    for (int from = 0; from < keys.size(); from += 500) {
+      List<Map<String, Object>> items = new ArrayList<>();
+      for (String key : keys.subList(from, Math.min(keys.size(), from + 500))) {
+        items.add(Map.of("dedupeKey", key, "payload", Map.of("key", key)));
+      }
+      Http.Answer answer =
+          http.claimq(
+              target.url(),
+              "POST",
+              "/v1/queues/" + queue + "/items:batch",
+              Http.AGENT,
+              Map.of("items", items),
+              Duration.ofSeconds(60));
+      if (answer.status() != 200) {
+        throw new AssertionError("a batch enqueue answered " + answer.status());
+      }
+    }
+    TimedDrain drain = new TimedDrain(target.url(), queue, provider.url, history);
+    Duration p99 = drain.run(4, Duration.ofSeconds(FULL ? 180 : 60), () -> countOpen(queue) == 0);
+    System.out.printf(
+        "faults: hostile: %s drain of %d items: %d calls, p99 %.1f ms%n",
+        label, keys.size(), drain.calls(), p99.toNanos() / 1e6);
+    return p99;
+  }
+
+  void expectWithinTwice(String load, Duration p99, Duration quiet) {
+    // SERVICE CONTRACT: hostile clients beside it, a drain's p99 stays within twice its quiet one.
+    if (p99.compareTo(quiet.multipliedBy(2)) > 0) {
+      history.violation(
+          String.format(
+              "beside %s the drain's p99 was %.1f ms, over twice the quiet %.1f ms",
+              load, p99.toNanos() / 1e6, quiet.toNanos() / 1e6));
+    }
+  }
+
+  static int parked(ServiceInstance instance) throws Exception {
+    return (int) metric(instance.url(), "claimq_longpolls_parked");
+  }
+
+  /**
+   * The sum of a metric's series on the instance's /q/metrics; -1 when it is not there, or when the
+   * instance does not answer within 20 s (a starved instance: the caller's bound judges it).
+   */
+  static double metric(String url, String name) throws Exception {
+    String text;
+    try {
+      text =
+          java.net.http.HttpClient.newHttpClient()
+              .send(
+                  java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/q/metrics"))
+                      .timeout(Duration.ofSeconds(20))
+                      .build(),
+                  java.net.http.HttpResponse.BodyHandlers.ofString())
+              .body();
+    } catch (java.net.http.HttpTimeoutException e) {
+      return -1;
+    }
+    double sum = 0;
+    boolean found = false;
+    for (String line : text.split("\n")) {
+      if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        found = true;
+      }
+    }
+    return found ? sum : -1;
+  }
+
+  /** Sessions of the fault cluster running a statement or inside a transaction, but ours. */
+  static int busyBackends() throws Exception {
+    return (int)
+        queryDouble(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                + " AND pid <> pg_backend_pid() AND state <> 'idle'");
+  }
+
+  static double queryDouble(String sql) throws Exception {
+    try (var c = cluster.connect();
+        var s = c.createStatement();
+        var r = s.executeQuery(sql)) {
+      return r.next() ? r.getDouble(1) : Double.NaN;
+    }
+  }
+
+  static String queryString(String sql) throws Exception {
+    try (var c = cluster.connect();
+        var s = c.createStatement();
+        var r = s.executeQuery(sql)) {
+      r.next();
+      return r.getString(1);
+    }
+  }
+
+  void enqueueOne(String url, String queue, String key, Map<String, Object> extra)
+      throws Exception {
+    Map<String, Object> body = new HashMap<>(extra);
+    body.put("dedupeKey", key);
+    body.put("payload", Map.of("key", key));
+    Http.Answer answer =
+        http.claimq(
+            url,
+            "POST",
+            "/v1/queues/" + queue + "/items",
+            Http.AGENT,
+            body,
+            Duration.ofSeconds(10));
+    if (answer.status() != 201) {
+      throw new AssertionError("the enqueue of " + key + " answered " + answer.status());
+    }
+  }
+
+  /** What an instance holds, read from outside: files, threads, busy connections, parked claims. */
+  record Resources(long files, long threads, int busyBackends, int parked) {
+    static Resources of(ServiceInstance instance) throws Exception {
+      long files;
+      try (var fds = Files.list(Path.of("/proc", Long.toString(instance.pid()), "fd"))) {
+        files = fds.count();
+      }
+      long threads =
+          Files.readAllLines(Path.of("/proc", Long.toString(instance.pid()), "status")).stream()
+              .filter(l -> l.startsWith("Threads:"))
+              .mapToLong(l -> Long.parseLong(l.substring(8).trim()))
+              .findFirst()
+              .orElse(-1);
+      return new Resources(
+          files, threads, FaultScenariosIT.busyBackends(), FaultScenariosIT.parked(instance));
+    }
+
+    /**
+     * Null when this is back to the baseline, give or take what a quiet service's own pools may
+     * open or close (a few files and threads), or what is still held.
+     */
+    String within(Resources baseline) {
+      List<String> over = new ArrayList<>();
+      if (files > baseline.files + 32) {
+        over.add("open files " + files + " (baseline " + baseline.files + ")");
+      }
+      if (threads > baseline.threads + 16) {
+        over.add("threads " + threads + " (baseline " + baseline.threads + ")");
+      }
+      if (busyBackends > 1) {
+        over.add("busy database sessions " + busyBackends);
+      }
+      if (parked != 0) {
+        over.add("parked long-polls " + parked);
+      }
+      return over.isEmpty() ? null : String.join(", ", over);
+    }
+  }
+
   /**
    * A soak: for {@code faults.soak.minutes} (30), enqueue and drain at about half the rate the
    * harness drains a preloaded queue flat out, with a fault every few minutes, and judge that RSS,
@@ -987,6 +1374,11 @@ class FaultScenariosIT {
 
   /** Runs one scenario: load and faults, drain, stop the workers, then check. */
   void scenario(String title, String prefix, Body body) throws Exception {
+    scenario(title, prefix, ITEMS, body);
+  }
+
+  /** A scenario over its own number of dedupe keys. */
+  void scenario(String title, String prefix, int items, Body body) throws Exception {
     String queue = prefix + "-" + System.currentTimeMillis() % 100000;
     history = new History();
     http = new Http(history);
@@ -1002,7 +1394,7 @@ class FaultScenariosIT {
       logOffsets.put(instance.log, Files.size(instance.log));
     }
     Set<String> keys = new LinkedHashSet<>();
-    for (int n = 0; n < ITEMS; n++) {
+    for (int n = 0; n < items; n++) {
       keys.add(queue + "/" + n);
     }
     long started = System.nanoTime();

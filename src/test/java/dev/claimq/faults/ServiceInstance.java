@@ -51,6 +51,11 @@ final class ServiceInstance implements AutoCloseable {
   }
 
   void start() throws IOException, InterruptedException {
+    start(Duration.ofSeconds(60));
+  }
+
+  /** Starts the process and waits until it is ready, an exception after {@code readyLimit}. */
+  void start(Duration readyLimit) throws IOException, InterruptedException {
     Path jar = Path.of("target", "quarkus-app", "quarkus-run.jar");
     if (!Files.exists(jar)) {
       throw new IOException(jar + " is missing: package the service first (./mvnw verify does)");
@@ -77,7 +82,12 @@ final class ServiceInstance implements AutoCloseable {
         StandardOpenOption.APPEND);
     process = builder.start();
     killed = false;
-    awaitReady(Duration.ofSeconds(60));
+    awaitReady(readyLimit);
+  }
+
+  /** The process id, for reading its open files and threads under /proc. */
+  long pid() {
+    return process.pid();
   }
 
   /** Waits until the readiness check answers 200 (the database is reachable from here). */
