@@ -25,7 +25,7 @@ final class ReplicatedCluster implements AutoCloseable {
   final Cluster primary;
   final Cluster standby;
   final boolean synchronous;
-  private long receiverPid;
+  private long senderPid; // while stopped
 
   private ReplicatedCluster(Cluster primary, Cluster standby, boolean synchronous) {
     this.primary = primary;
@@ -147,6 +147,7 @@ final class ReplicatedCluster implements AutoCloseable {
     List<String> command = new ArrayList<>(List.of("kill", "-KILL", Long.toString(postmaster)));
     handle.descendants().forEach(p -> command.add(Long.toString(p.pid())));
     Cluster.run(command, Duration.ofSeconds(10));
+    senderPid = 0; // killed with the rest, stopped or not
     try {
       handle.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
@@ -155,26 +156,31 @@ final class ReplicatedCluster implements AutoCloseable {
   }
 
   /**
-   * Stops (SIGSTOP) or resumes (SIGCONT) the standby's WAL receiver: a standby falling behind, as a
-   * busy network or disk makes one. A synchronous primary's commits wait for it meanwhile; an
-   * asynchronous one's do not.
+   * Stops (SIGSTOP) or resumes (SIGCONT) the primary's WAL sender: a standby falling behind, as a
+   * busy network makes one. (Stopping the standby's receiver would not do: what the sender wrote
+   * waits in the socket and is read after the primary is gone.) A synchronous primary's commits
+   * wait meanwhile; an asynchronous one's do not.
    */
-  void standbyReceiving(boolean receiving) throws IOException, InterruptedException, SQLException {
-    if (receiverPid == 0) {
-      try (Connection c = standby.connect();
-          var s = c.createStatement();
-          ResultSet r = s.executeQuery("SELECT pid FROM pg_stat_wal_receiver")) {
-        if (!r.next()) {
-          throw new IOException("the standby has no WAL receiver");
+  void replicating(boolean replicating) throws IOException, InterruptedException, SQLException {
+    if (senderPid == 0) {
+      try (Connection c = primary.connect();
+          PreparedStatement s =
+              c.prepareStatement(
+                  "SELECT pid FROM pg_stat_replication WHERE application_name = ?")) {
+        s.setString(1, STANDBY);
+        try (ResultSet r = s.executeQuery()) {
+          if (!r.next()) {
+            throw new IOException("the primary has no WAL sender to the standby");
+          }
+          senderPid = r.getLong(1);
         }
-        receiverPid = r.getLong(1);
       }
     }
     Cluster.run(
-        List.of("kill", receiving ? "-CONT" : "-STOP", Long.toString(receiverPid)),
+        List.of("kill", replicating ? "-CONT" : "-STOP", Long.toString(senderPid)),
         Duration.ofSeconds(10));
-    if (receiving) {
-      receiverPid = 0; // it may exit and be replaced now; look it up again next time
+    if (replicating) {
+      senderPid = 0;
     }
   }
 
@@ -194,15 +200,15 @@ final class ReplicatedCluster implements AutoCloseable {
   @Override
   public void close() throws IOException, InterruptedException {
     try {
-      if (receiverPid != 0) {
-        try {
-          standbyReceiving(true); // a stopped receiver would keep the standby from stopping
-        } catch (IOException | SQLException e) {
-          // gone already
-        }
-      }
       standby.close();
     } finally {
+      if (senderPid != 0) {
+        try {
+          replicating(true); // a stopped sender would keep the primary from stopping
+        } catch (IOException | SQLException e) {
+          // it is gone already
+        }
+      }
       primary.close();
     }
   }
