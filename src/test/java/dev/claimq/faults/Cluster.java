@@ -21,15 +21,15 @@ import java.util.stream.Stream;
  * PostgreSQL refuses to run as root; as root, its binaries run as the postgres OS user.
  */
 final class Cluster implements AutoCloseable {
-  private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
+  static final boolean ROOT = "root".equals(System.getProperty("user.name"));
 
   final int port;
-  private final Path bin;
-  private final Path dir;
-  private final Path data;
+  final Path bin;
+  final Path dir;
+  final Path data;
   private final Path log;
 
-  private Cluster(Path bin, Path dir, int port) {
+  Cluster(Path bin, Path dir, int port) {
     this.bin = bin;
     this.dir = dir;
     this.data = dir.resolve("data");
@@ -160,7 +160,7 @@ final class Cluster implements AutoCloseable {
     }
   }
 
-  private void pg(Duration timeout, String program, String... args)
+  void pg(Duration timeout, String program, String... args)
       throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
     if (ROOT) {
@@ -171,8 +171,7 @@ final class Cluster implements AutoCloseable {
     run(command, timeout);
   }
 
-  private static void run(List<String> command, Duration timeout)
-      throws IOException, InterruptedException {
+  static void run(List<String> command, Duration timeout) throws IOException, InterruptedException {
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     // Read the output as it comes so a chatty command never blocks on a full pipe.
     var output = new StringBuilder();
@@ -196,7 +195,7 @@ final class Cluster implements AutoCloseable {
     }
   }
 
-  private static Path findBinaries() throws IOException {
+  static Path findBinaries() throws IOException {
     try (Stream<Path> versions = Files.list(Path.of("/usr/lib/postgresql"))) {
       return versions
           .map(v -> v.resolve("bin"))
