@@ -85,8 +85,8 @@ class FaultScenariosIT {
               LOGS,
               knobs);
       Files.deleteIfExists(instance.log);
+      instances.add(instance); // first, so that it is stopped even if it fails to start
       instance.start();
-      instances.add(instance);
     }
     System.out.printf(
         "faults: scale %s, PostgreSQL on 127.0.0.1:%d, claimq on %s%n",

@@ -77,7 +77,8 @@ final class ServiceInstance implements AutoCloseable {
         StandardOpenOption.APPEND);
     process = builder.start();
     killed = false;
-    awaitReady(Duration.ofSeconds(60));
+    // A JVM start takes seconds on a quiet machine, and a minute or more on a busy shared one.
+    awaitReady(Duration.ofSeconds(180));
   }
 
   /** Waits until the readiness check answers 200 (the database is reachable from here). */
