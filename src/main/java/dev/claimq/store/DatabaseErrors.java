@@ -28,7 +28,7 @@ public final class DatabaseErrors {
             || state.startsWith("57P") // admin shutdown, crash shutdown, cannot connect now
             || state.equals("53300") // too many connections
             || state.equals(READ_ONLY)
-            || message.contains("acquisition timeout")) {
+            || message.toLowerCase(java.util.Locale.ROOT).contains("acquisition timeout")) {
           return true;
         }
       }
