@@ -247,6 +247,17 @@ public class ProblemMappers {
               + " shortly.",
           null);
     }
+    if (DatabaseErrors.timedOut(e)) {
+      LOG.warnf("database too slow: %s", LogText.oneLine(rootMessage(e)));
+      return problem(
+          503,
+          "database-unavailable",
+          "Database unavailable",
+          "The queue's database did not finish this request's statement within its time bound"
+              + " (it is overloaded, or waiting on a lock), so the statement was cancelled and"
+              + " nothing was changed; retry shortly.",
+          null);
+    }
     if (DatabaseErrors.unavailable(e)) {
       LOG.warnf("database unavailable: %s", LogText.oneLine(rootMessage(e)));
       return problem(

@@ -33,6 +33,28 @@ public interface ClaimqConfig {
 
   Metrics metrics();
 
+  Database database();
+
+  /**
+   * Bounds for the statements that may legitimately outlast the pool's own (statement_timeout 4s
+   * and the driver's socketTimeout 6s, in application.properties, which keep every other request
+   * within 10 s even when the database cannot be reached). Each statement under one of these is
+   * cancelled by the server past it, and the driver waits 2 s longer for the network.
+   */
+  interface Database {
+    /**
+     * Batches (enqueue, claim, complete, fail), an operator's action on many items and the queue
+     * sampler's counts: their work grows with their input. Such a request may take this long (plus
+     * 2 s) to answer 503 while the database cannot be reached.
+     */
+    @WithDefault("15s")
+    Duration longStatementTimeout();
+
+    /** Retention and vacuum, which may run long on a large table; background work only. */
+    @WithDefault("10m")
+    Duration maintenanceTimeout();
+  }
+
   interface Metrics {
     /**
      * How many queues get a label of their own; the rest are reported together as {@code _other},

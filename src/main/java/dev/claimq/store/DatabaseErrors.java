@@ -28,13 +28,28 @@ public final class DatabaseErrors {
             || state.startsWith("57P") // admin shutdown, crash shutdown, cannot connect now
             || state.equals("53300") // too many connections
             || state.equals(READ_ONLY)
-            || message.contains("acquisition timeout")) {
+            || message.toLowerCase(java.util.Locale.ROOT).contains("acquisition timeout")) {
           return true;
         }
       }
     }
     return false;
   }
+
+  /**
+   * The database cancelled a statement that ran past its bound (statement_timeout): it is too slow
+   * or too busy to answer now, and the statement's transaction was rolled back.
+   */
+  public static boolean timedOut(Throwable e) {
+    return causesOf(e).stream()
+        .anyMatch(
+            cause ->
+                cause instanceof java.sql.SQLException sql
+                    && QUERY_CANCELED.equals(sql.getSQLState()));
+  }
+
+  /** query_canceled: here, statement_timeout (claimq cancels nothing itself). */
+  private static final String QUERY_CANCELED = "57014";
 
   /**
    * The database refused a write: it is read-only now (default_transaction_read_only, a replica).

@@ -181,6 +181,9 @@ public class ItemRepository implements PanacheRepository<Item> {
   private final int defaultCrashLoopAfter;
   private final String defaultOnUnknownOutcome;
   private final int defaultMaxReleases;
+  // Bounds of statements that may outlast the pool's (ClaimqConfig.Database).
+  private final java.time.Duration longStatement;
+  private final java.time.Duration maintenance;
 
   ItemRepository(DataSource dataSource, ClaimqConfig config) {
     this.dataSource = dataSource;
@@ -189,6 +192,8 @@ public class ItemRepository implements PanacheRepository<Item> {
     this.defaultCrashLoopAfter = config.retry().crashLoopAfter();
     this.defaultOnUnknownOutcome = config.retry().onUnknownOutcome().wireName();
     this.defaultMaxReleases = config.lease().maxReleases();
+    this.longStatement = config.database().longStatementTimeout();
+    this.maintenance = config.database().maintenanceTimeout();
   }
 
   /**
@@ -222,6 +227,7 @@ public class ItemRepository implements PanacheRepository<Item> {
     Map<Integer, KeyHolder> holders = new HashMap<>();
     ENQUEUE_BATCH
         .on(dataSource)
+        .within(longStatement)
         .set("queue", queue)
         .set("batch", batchJson)
         .set("defaultMaxAttempts", defaultMaxAttempts)
@@ -266,6 +272,7 @@ public class ItemRepository implements PanacheRepository<Item> {
       String queue, int max, String tokensJson, String worker, Integer leaseSeconds) {
     return CLAIM_NEXT_BATCH
         .on(dataSource)
+        .within(longStatement)
         .set("queue", queue)
         .set("max", max)
         .set("tokens", tokensJson)
@@ -329,6 +336,7 @@ public class ItemRepository implements PanacheRepository<Item> {
   public List<Changed> completeBatch(String batchJson, String actor) {
     return COMPLETE_BATCH
         .on(dataSource)
+        .within(longStatement)
         .set("batch", batchJson)
         .set("actor", actor)
         .list(row -> new Changed(row.getBoolean("changed"), finished(row)));
@@ -338,6 +346,7 @@ public class ItemRepository implements PanacheRepository<Item> {
   public List<Changed> failBatch(String batchJson, String actor) {
     return FAIL_BATCH
         .on(dataSource)
+        .within(longStatement)
         .set("batch", batchJson)
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("actor", actor)
@@ -504,6 +513,7 @@ public class ItemRepository implements PanacheRepository<Item> {
     List<Item> items =
         ACT_ON_MATCHING
             .on(dataSource)
+            .within(longStatement)
             .set("action", action)
             .set("defaultLeaseSeconds", defaultLeaseSeconds)
             .set("state", filter.state().wireName())
@@ -563,6 +573,7 @@ public class ItemRepository implements PanacheRepository<Item> {
   public int pruneFinished(long keepSeconds, int batchSize) {
     return PRUNE_FINISHED
         .on(dataSource)
+        .within(maintenance)
         .set("keepSeconds", keepSeconds)
         .set("batchSize", batchSize)
         .list(row -> row.getInt(1))
@@ -573,6 +584,7 @@ public class ItemRepository implements PanacheRepository<Item> {
   public int forgetKeys(long keepKeysSeconds, int batchSize) {
     return FORGET_KEYS
         .on(dataSource)
+        .within(maintenance)
         .set("keepKeysSeconds", keepKeysSeconds)
         .set("batchSize", batchSize)
         .update();
@@ -599,6 +611,7 @@ public class ItemRepository implements PanacheRepository<Item> {
   public List<QueueStats> queueStats() {
     return QUEUE_STATS
         .on(dataSource)
+        .within(longStatement)
         .list(
             row -> {
               BigDecimal age = row.getBigDecimal("oldest_due_pending_age_seconds");
@@ -628,16 +641,16 @@ public class ItemRepository implements PanacheRepository<Item> {
 
   /** Vacuums the item table (outside any transaction: VACUUM cannot run inside one). */
   public void vacuum() {
-    try (Connection connection = dataSource.getConnection();
-        Statement statement = connection.createStatement()) {
-      // A large table may take longer than the pool's statement timeout; RESET brings back the
-      // connection's own setting.
-      statement.execute("SET statement_timeout = 0");
-      try {
-        statement.execute(VACUUM.positional());
-      } finally {
-        statement.execute("RESET statement_timeout");
-      }
+    try (Connection connection = dataSource.getConnection()) {
+      // A large table may take longer than the pool's statement timeout.
+      Sql.Bounds.run(
+          connection,
+          maintenance,
+          () -> {
+            try (Statement statement = connection.createStatement()) {
+              return statement.execute(VACUUM.positional());
+            }
+          });
     } catch (SQLException e) {
       throw new Sql.StatementFailedException(e);
     }

@@ -87,6 +87,7 @@ public final class Sql {
   public final class Call {
     private final DataSource dataSource;
     private final Map<String, Object> values = new HashMap<>();
+    private java.time.Duration bound;
 
     private Call(DataSource dataSource) {
       this.dataSource = dataSource;
@@ -101,16 +102,33 @@ public final class Sql {
       return this;
     }
 
+    /**
+     * Gives this statement a bound of its own instead of the pool's (a short one, for requests):
+     * the server cancels it after {@code bound}, and the driver waits for the network for {@link
+     * Bounds#margin} longer before it gives the connection up. For statements whose work grows with
+     * their input (batches, retention, vacuum).
+     */
+    public Call within(java.time.Duration bound) {
+      this.bound = bound;
+      return this;
+    }
+
     public <T> List<T> list(RowMapper<T> mapper) {
       requireAllBound();
-      try (Connection connection = dataSource.getConnection();
-          PreparedStatement statement = prepare(connection);
-          ResultSet rows = statement.executeQuery()) {
-        List<T> result = new ArrayList<>();
-        while (rows.next()) {
-          result.add(mapper.map(rows));
-        }
-        return result;
+      try (Connection connection = dataSource.getConnection()) {
+        return Bounds.run(
+            connection,
+            bound,
+            () -> {
+              try (PreparedStatement statement = prepare(connection);
+                  ResultSet rows = statement.executeQuery()) {
+                List<T> result = new ArrayList<>();
+                while (rows.next()) {
+                  result.add(mapper.map(rows));
+                }
+                return result;
+              }
+            });
       } catch (SQLException e) {
         throw new StatementFailedException(e);
       }
@@ -118,9 +136,15 @@ public final class Sql {
 
     public int update() {
       requireAllBound();
-      try (Connection connection = dataSource.getConnection();
-          PreparedStatement statement = prepare(connection)) {
-        return statement.executeUpdate();
+      try (Connection connection = dataSource.getConnection()) {
+        return Bounds.run(
+            connection,
+            bound,
+            () -> {
+              try (PreparedStatement statement = prepare(connection)) {
+                return statement.executeUpdate();
+              }
+            });
       } catch (SQLException e) {
         throw new StatementFailedException(e);
       }
@@ -158,6 +182,61 @@ public final class Sql {
       statement.setArray(index, statement.getConnection().createArrayOf("text", texts));
     } else {
       statement.setObject(index, value);
+    }
+  }
+
+  /**
+   * A pooled connection's two bounds, the server's statement_timeout and the driver's wait for the
+   * network (socketTimeout), set for one piece of work and put back after it. The network wait is
+   * the longer by {@link #MARGIN}, so that a statement that is merely slow is cancelled by the
+   * server (and rolled back, with an error that says so) before the driver would give up on a
+   * connection that still works.
+   */
+  public static final class Bounds {
+    /** How much longer than its statement bound the driver waits for the network. */
+    public static final java.time.Duration MARGIN = java.time.Duration.ofSeconds(2);
+
+    /** A piece of JDBC work. */
+    @FunctionalInterface
+    public interface Work<T> {
+      T run() throws SQLException;
+    }
+
+    private Bounds() {}
+
+    /**
+     * Runs the work under {@code bound} (null: the pool's own bounds), then restores the pool's.
+     */
+    public static <T> T run(Connection connection, java.time.Duration bound, Work<T> work)
+        throws SQLException {
+      if (bound == null) {
+        return work.run();
+      }
+      int networkMillis = connection.getNetworkTimeout();
+      SQLException failed = null;
+      try {
+        connection.setNetworkTimeout(Runnable::run, Math.toIntExact(bound.plus(MARGIN).toMillis()));
+        try (java.sql.Statement statement = connection.createStatement()) {
+          statement.execute("SET statement_timeout = " + bound.toMillis());
+        }
+        return work.run();
+      } catch (SQLException e) {
+        failed = e;
+        throw e;
+      } finally {
+        // A connection whose network failed was closed by the driver, and the pool drops it. The
+        // work's answer stands whatever happens here: in autocommit it has committed already.
+        if (!connection.isClosed()) {
+          try (java.sql.Statement statement = connection.createStatement()) {
+            statement.execute("RESET statement_timeout");
+            connection.setNetworkTimeout(Runnable::run, networkMillis);
+          } catch (SQLException e) {
+            if (failed != null) {
+              failed.addSuppressed(e);
+            }
+          }
+        }
+      }
     }
   }
 

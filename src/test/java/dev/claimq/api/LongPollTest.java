@@ -273,7 +273,7 @@ class LongPollTest extends AsAdmin {
     awaitParked(before + parkedCount);
     long parkedAt = System.nanoTime();
 
-    // The pool has 20 connections and a 5 s acquisition timeout: if parked claims held
+    // The pool has 20 connections and a 3 s acquisition timeout: if parked claims held
     // connections or worker threads, these would queue behind them and fail.
     String busyQueue = uniqueQueue("busy");
     long start = System.nanoTime();

@@ -86,8 +86,8 @@ class FaultScenariosIT {
               LOGS,
               knobs);
       Files.deleteIfExists(instance.log);
+      instances.add(instance); // first, so that it is stopped even if it fails to start
       instance.start();
-      instances.add(instance);
     }
     System.out.printf(
         "faults: scale %s, PostgreSQL on 127.0.0.1:%d, claimq on %s%n",
@@ -1438,6 +1438,252 @@ class FaultScenariosIT {
         java.nio.file.StandardOpenOption.CREATE,
         java.nio.file.StandardOpenOption.APPEND);
     return lost;
+  }
+
+  /**
+   * SERVICE CONTRACT: with the network between claimq and PostgreSQL cut silently (no reset: a
+   * half-open connection), slowed, or cut one way, every request answers within 10 s beyond the
+   * long-poll wait it asked for: a 503 problem+json while the database cannot be reached, never a
+   * hang, a 500 or an ERROR line; readiness says not ready meanwhile; and the pool and the enqueue
+   * listener recover by themselves when the network heals. This scenario has two instances of its
+   * own, each behind a {@link TcpProxy} of the harness, so the other scenarios' are untouched.
+   */
+  @Test
+  @Order(14)
+  void a_network_partition_between_service_and_database_answers_503_within_10_s_and_heals_alone()
+      throws Exception {
+    String title = "13 network partition";
+    Duration cut = Duration.ofSeconds(FULL ? 20 : 8);
+    Duration slow = Duration.ofSeconds(FULL ? 15 : 4);
+    Duration oneWay = Duration.ofSeconds(FULL ? 20 : 6);
+    List<ServiceInstance> shared = List.copyOf(instances);
+    List<TcpProxy> proxies = new ArrayList<>();
+    List<ServiceInstance> own = new ArrayList<>();
+    Map<String, Long> figures = new LinkedHashMap<>();
+    try {
+      Map<String, String> knobs =
+          Map.of(
+              "CLAIMQ_REAPER_INTERVAL", "1s",
+              "CLAIMQ_RETRY_BACKOFF_BASE", "1s",
+              "CLAIMQ_RETRY_BACKOFF_CAP", "2s",
+              "CLAIMQ_LONG_POLL_FALLBACK_INTERVAL", "1s");
+      for (String name : List.of("pa", "pb")) {
+        TcpProxy proxy = new TcpProxy(0, new java.net.InetSocketAddress("127.0.0.1", cluster.port));
+        proxies.add(proxy);
+        ServiceInstance instance =
+            new ServiceInstance(
+                name,
+                Cluster.freePort(name.equals("pa") ? 18381 : 18481),
+                "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres",
+                LOGS,
+                knobs);
+        Files.deleteIfExists(instance.log);
+        own.add(instance);
+        instance.start();
+      }
+      instances.clear();
+      instances.addAll(own);
+      scenario(
+          title,
+          "partition",
+          (queue, keys) -> {
+            Thread enqueuer = new Thread(() -> enqueueQuietly(queue, keys));
+            enqueuer.start();
+            startJavaWorkers(queue, 4, 10);
+            startReferenceWorkers(queue);
+            for (int round = 0; round < (FULL ? 2 : 1); round++) {
+              Thread.sleep(1500);
+
+              history.fault();
+              proxies.forEach(proxy -> proxy.set(TcpProxy.Mode.BLACKHOLE));
+              long worst = probeNetwork(queue, cut, true, "a silent partition");
+              figures.merge("partition max ms", worst, Math::max);
+              long healed = System.nanoTime();
+              proxies.forEach(proxy -> proxy.set(TcpProxy.Mode.PASS));
+              awaitServing("a partition of " + cut.toSeconds() + " s");
+              figures.merge("recovered ms", (System.nanoTime() - healed) / 1_000_000, Math::max);
+
+              history.fault();
+              proxies.forEach(proxy -> proxy.set(TcpProxy.Mode.LATENCY, Duration.ofMillis(200)));
+              worst = probeNetwork(queue, slow, false, "200 ms latency each way");
+              figures.merge("latency max ms", worst, Math::max);
+              proxies.forEach(proxy -> proxy.set(TcpProxy.Mode.PASS));
+
+              history.fault();
+              proxies.get(0).set(TcpProxy.Mode.DROP_TO_DATABASE);
+              proxies.get(1).set(TcpProxy.Mode.DROP_FROM_DATABASE);
+              worst = probeNetwork(queue, oneWay, true, "one direction dropped");
+              figures.merge("one-way max ms", worst, Math::max);
+              healed = System.nanoTime();
+              proxies.forEach(proxy -> proxy.set(TcpProxy.Mode.PASS));
+              awaitServing("one direction dropped");
+              figures.merge("recovered ms", (System.nanoTime() - healed) / 1_000_000, Math::max);
+            }
+            // The enqueue listener's connection went through the partitions too: it listens
+            // again (it noticed the half-open connection and reconnected, or never lost it).
+            for (String url : urls()) {
+              if (!await(Duration.ofSeconds(20), () -> listening(url))) {
+                history.violation(url + ": the enqueue listener did not listen again within 20 s");
+              }
+            }
+            enqueuer.join(TimeUnit.MINUTES.toMillis(5));
+          });
+    } finally {
+      instances.clear();
+      instances.addAll(shared);
+      for (ServiceInstance instance : own) {
+        instance.close();
+      }
+      for (TcpProxy proxy : proxies) {
+        proxy.close();
+      }
+      if (summary.containsKey(title)) {
+        summary.put(title, summary.get(title) + "; " + figures);
+      }
+      System.out.println("faults: " + title + " timings " + figures);
+    }
+  }
+
+  /**
+   * For {@code length}, three clients on each instance call it in a loop (a claim that does not
+   * wait, an enqueue, a read): each answer must come within 10 s, and be a 503 problem+json (only
+   * where {@code away}) or a success. Where {@code away}, each instance must answer some 503 and
+   * report not ready. Answers the slowest answer's ms.
+   */
+  long probeNetwork(String queue, Duration length, boolean away, String fault) throws Exception {
+    long bound = 10_000;
+    long deadline = System.nanoTime() + length.toNanos();
+    java.util.concurrent.atomic.AtomicLong worst = new java.util.concurrent.atomic.AtomicLong();
+    Map<String, AtomicInteger> unavailable = new ConcurrentHashMap<>();
+    AtomicInteger sequence = new AtomicInteger();
+    List<Thread> probes = new ArrayList<>();
+    for (String url : urls()) {
+      unavailable.put(url, new AtomicInteger());
+      for (String kind : List.of("claim", "enqueue", "read")) {
+        Thread probe =
+            new Thread(
+                () -> {
+                  while (System.nanoTime() < deadline) {
+                    String method = kind.equals("read") ? "GET" : "POST";
+                    String path =
+                        switch (kind) {
+                          case "claim" -> "/v1/queues/" + queue + "-probe/claim";
+                          case "enqueue" -> "/v1/queues/" + queue + "-probe/items";
+                          default -> "/v1/items?queue=" + queue + "&limit=5";
+                        };
+                    Object body =
+                        switch (kind) {
+                          case "claim" -> Map.of("worker", "probe", "leaseSeconds", 1);
+                          case "enqueue" ->
+                              Map.of("dedupeKey", "p" + sequence.incrementAndGet(), "payload", 1);
+                          default -> null;
+                        };
+                    String key = kind.equals("claim") ? Http.WORKER : Http.AGENT;
+                    long start = System.nanoTime();
+                    String answer;
+                    int status = -1;
+                    try {
+                      status =
+                          http.claimq(url, method, path, key, body, Duration.ofSeconds(20))
+                              .status();
+                      answer = Integer.toString(status);
+                    } catch (IOException e) {
+                      answer = "no answer (" + e + ")";
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    worst.accumulateAndGet(millis, Math::max);
+                    if (status == 503) {
+                      unavailable.get(url).incrementAndGet();
+                    }
+                    boolean fine = (status >= 200 && status < 300) || (away && status == 503);
+                    if (!fine || millis > bound) {
+                      history.violation(
+                          String.format(
+                              "during %s, %s %s%s answered %s after %d ms (expected %s within"
+                                  + " %d ms)",
+                              fault,
+                              method,
+                              url,
+                              path,
+                              answer,
+                              millis,
+                              away ? "503 or a success" : "a success",
+                              bound));
+                    }
+                    if (status == 503 || status < 0) {
+                      try {
+                        Thread.sleep(100);
+                      } catch (InterruptedException e) {
+                        return;
+                      }
+                    }
+                  }
+                },
+                "probe-" + kind);
+        probe.start();
+        probes.add(probe);
+      }
+    }
+    if (away) {
+      // Asked a second into the cut, readiness waits on the network like any request, gives up
+      // before the cut heals (held answers would arrive then), and must say not ready.
+      Thread.sleep(1000);
+      for (String url : urls()) {
+        Thread probe =
+            new Thread(
+                () -> {
+                  long start = System.nanoTime();
+                  try {
+                    int ready = readiness(url);
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    if (ready != 503 || millis > bound) {
+                      history.violation(
+                          String.format(
+                              "during %s, %s/q/health/ready answered %d after %d ms (expected"
+                                  + " 503, not ready, within %d ms)",
+                              fault, url, ready, millis, bound));
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                },
+                "probe-ready");
+        probe.start();
+        probes.add(probe);
+      }
+    }
+    for (Thread probe : probes) {
+      probe.join();
+    }
+    if (away) {
+      unavailable.forEach(
+          (url, count) -> {
+            if (count.get() == 0) {
+              history.violation("during " + fault + ", " + url + " never answered 503");
+            }
+          });
+    }
+    return worst.get();
+  }
+
+  /** Whether the instance's enqueue listener is listening (its wellness check says UP). */
+  boolean listening(String url) throws Exception {
+    try {
+      JsonNode checks =
+          http.send(url + "/q/health/well", "GET", Map.of(), null, Duration.ofSeconds(10))
+              .body()
+              .path("checks");
+      for (JsonNode check : checks) {
+        if (check.path("name").asText().equals("enqueue-listener")) {
+          return check.path("status").asText().equals("UP");
+        }
+      }
+      return false;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /**

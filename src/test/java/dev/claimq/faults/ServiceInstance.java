@@ -51,7 +51,8 @@ final class ServiceInstance implements AutoCloseable {
   }
 
   void start() throws IOException, InterruptedException {
-    start(Duration.ofSeconds(60));
+    // A JVM start takes seconds on a quiet machine, and a minute or more on a busy shared one.
+    start(Duration.ofSeconds(180));
   }
 
   /** Starts the process and waits until it is ready, an exception after {@code readyLimit}. */
