@@ -292,6 +292,7 @@ final class HostileRequests {
             case "boolean" -> mutations.bool(field);
             case "array" -> mutations.array(field);
             case "json" -> mutations.payload(field);
+            case "object" -> mutations.object(field);
             default -> throw new IllegalStateException("cannot vary " + field.label());
           }
           mutations.duplicateKeys(field);
@@ -425,6 +426,7 @@ final class HostileRequests {
       case "boolean" -> spec.path("default").asBoolean(true);
       case "array" ->
           new ArrayList<>(List.of(baseObject(resolve(spec.path("items")), targets, dedupeKey)));
+      case "object" -> baseObject(spec, targets, dedupeKey);
       case "" -> Json.from(spec.path("examples").path(0));
       default -> throw new IllegalStateException("no base value for " + name + ": " + type);
     };
@@ -531,6 +533,14 @@ final class HostileRequests {
       boolean enqueued = op.enqueues() && field.name().equals("dedupeKey");
       Expect expect = enqueued ? Expect.STORED_EXACTLY : Expect.WELL_FORMED;
       scratch(MARKS, field.label() + " " + what, expect, setting(field, change));
+    }
+
+    /** An optional object (e.g. next) as any other JSON type; {} is valid, so not that. */
+    void object(Field field) {
+      edit(WRONG_TYPE, field, "as a number", base -> 12345);
+      edit(WRONG_TYPE, field, "as a string", base -> "7");
+      edit(WRONG_TYPE, field, "as true", base -> true);
+      edit(WRONG_TYPE, field, "as an array", base -> Json.listOf(1));
     }
 
     private void wrongTypes(Field field) {
@@ -1417,6 +1427,9 @@ final class HostileRequests {
       JsonNode items = resolve(spec.path("items"));
       if (spec.path("type").asText().equals("array") && items.has("properties")) {
         fields.addAll(fields(items, append(path, 0)));
+      }
+      if (spec.path("type").asText().equals("object") && spec.has("properties")) {
+        fields.addAll(fields(spec, path)); // e.g. complete's next: its own fields, one by one
       }
     }
     return fields;
