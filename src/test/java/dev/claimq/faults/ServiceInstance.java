@@ -86,11 +86,6 @@ final class ServiceInstance implements AutoCloseable {
     awaitReady(readyLimit);
   }
 
-  /** The process id, for reading its open files and threads under /proc. */
-  long pid() {
-    return process.pid();
-  }
-
   /** Waits until the readiness check answers 200 (the database is reachable from here). */
   boolean awaitReady(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
