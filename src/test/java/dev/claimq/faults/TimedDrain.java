@@ -18,9 +18,15 @@ final class TimedDrain {
   private final String queue;
   private final String providerUrl;
   private final History history;
+  private final Http http;
   private final ConcurrentLinkedQueue<Long> micros = new ConcurrentLinkedQueue<>();
 
-  TimedDrain(String url, String queue, String providerUrl, History history) {
+  /**
+   * {@code http} is shared by the workers and by every drain of a scenario: its pooled connections
+   * stay open in the service, so a client per drain would look like files the service leaks.
+   */
+  TimedDrain(String url, String queue, String providerUrl, Http http, History history) {
+    this.http = http;
     this.url = url;
     this.queue = queue;
     this.providerUrl = providerUrl;
@@ -38,7 +44,6 @@ final class TimedDrain {
       Thread thread =
           new Thread(
               () -> {
-                Http http = new Http(history);
                 while (!done.get() && System.nanoTime() < deadline) {
                   try {
                     if (!claimAndFinish(http, name)) {
