@@ -171,7 +171,14 @@ CORES=$(nproc)
 CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 MEM_GIB=$(awk '/MemTotal/ {printf "%.1f", $2 / 1048576}' /proc/meminfo)
 PG_VERSION=$(psql_ -d postgres -tAc 'SHOW server_version' | cut -d' ' -f1)
-JVM_VERSION=$(java -version 2>&1 | sed -n 2p)
+# BENCH_JAVA_HOME: the JDK that runs the service alone (the build, the load generator and the
+# workers stay on the java on the PATH), to compare runtimes without changing the Java 17 target.
+SERVICE_JAVA=java
+if [ -n "${BENCH_JAVA_HOME:-}" ]; then
+  SERVICE_JAVA=$BENCH_JAVA_HOME/bin/java
+  [ -x "$SERVICE_JAVA" ] || { log "BENCH_JAVA_HOME has no bin/java: $BENCH_JAVA_HOME"; exit 1; }
+fi
+JVM_VERSION=$("$SERVICE_JAVA" -version 2>&1 | sed -n 2p)
 JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m"}
 NODE_VERSION=$(command -v node >/dev/null && node --version || echo none)
 BOSS_NODE_VERSION=$([ "$PGBOSS" = 1 ] && "$BOSS_NODE" --version || echo none)
@@ -203,7 +210,7 @@ start_service() {
   since=$(date +%s%3N)
   QUARKUS_HTTP_PORT=$PORT QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_DATASOURCE_JDBC_URL=$JDBC \
     QUARKUS_DATASOURCE_USERNAME=$PGUSER_ CLAIMQ_SCHEMA=$SCHEMA CLAIMQ_AUTH_KEYS=$KEYS \
-    java $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
+    "$SERVICE_JAVA" $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
   SVC_PID=$!
   loadgen start --url "$URL" --since-ms "$since" --timeout 60 >"$WORK/start.out" \
     || { tail -n 40 "$WORK/service.log" >&2; exit 1; }
