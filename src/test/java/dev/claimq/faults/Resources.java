@@ -41,7 +41,7 @@ record Resources(
             .findFirst()
             .orElse(-1);
     return new Resources(
-        files, threads, FaultScenariosIT.busyBackends(), FaultScenariosIT.parked(instance), kinds);
+        files, threads, FaultHarness.busyBackends(), FaultHarness.parked(instance), kinds);
   }
 
   /**

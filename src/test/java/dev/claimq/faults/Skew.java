@@ -35,7 +35,7 @@ final class Skew {
    */
   static void expectAhead(String url, long before, long after, long seconds, History history)
       throws Exception {
-    double reported = FaultScenariosIT.metric(url, "process_start_time_seconds");
+    double reported = FaultHarness.metric(url, "process_start_time_seconds");
     double real = reported - seconds;
     System.out.printf(
         "faults: skew: %s says it started at %.0f, %.0f s from the real clock's now%n",

@@ -34,7 +34,7 @@ final class TimedDrain {
   }
 
   /** Drains until {@code open} says nothing is left (or the limit passes); returns the p99. */
-  Duration run(int workers, Duration limit, FaultScenariosIT.Condition drained)
+  Duration run(int workers, Duration limit, FaultHarness.Condition drained)
       throws InterruptedException {
     AtomicBoolean done = new AtomicBoolean();
     long deadline = System.nanoTime() + limit.toNanos();
