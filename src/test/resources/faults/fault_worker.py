@@ -2,7 +2,7 @@
 """A worker that claims one item and then stops at a named step, so the fault suite can SIGKILL
 or SIGSTOP it at exactly that point. It speaks the same HTTP as the reference workers.
 
-    fault_worker.py URL QUEUE PROVIDER_URL API_KEY LEASE_SECONDS MODE
+    fault_worker.py URL QUEUE PROVIDER_URL API_KEY LEASE_SECONDS MODE [WAIT_SECONDS]
 
 MODE  claim: claim, print "CLAIMED <id>", then block (to be killed holding a fresh claim);
       send:  claim, send, print "SENT <id>", then block (killed between send and complete);
@@ -10,7 +10,8 @@ MODE  claim: claim, print "CLAIMED <id>", then block (to be killed holding a fre
       late:  claim, send, print "SENT <id>", wait a second (the suite stops it here), then
              complete and print "COMPLETE <id> <status>";
       lateref: as late, but the complete carries the provider's reference (a late success).
-Prints "EMPTY" and exits when there was nothing to claim.
+Prints "EMPTY" and exits when there was nothing to claim (after long-polling WAIT_SECONDS, 0 by
+default: a queue that is drained as fast as it fills, as in the soak, has nothing waiting).
 """
 import json
 import sys
@@ -30,10 +31,13 @@ def post(url, body, headers, timeout=10):
         return error.code, None
 
 
-def main(url, queue, provider, key, lease, mode):
+def main(url, queue, provider, key, lease, mode, wait="0"):
     auth = {"Authorization": "Bearer " + key}
-    status, item = post("%s/v1/queues/%s/claim" % (url, queue),
-                        {"worker": "fault-%s" % mode, "leaseSeconds": int(lease)}, auth)
+    claim = {"worker": "fault-%s" % mode, "leaseSeconds": int(lease)}
+    if int(wait) > 0:
+        claim["waitSeconds"] = int(wait)
+    status, item = post("%s/v1/queues/%s/claim" % (url, queue), claim, auth,
+                        timeout=10 + int(wait))
     if status != 200:
         print("EMPTY" if status == 204 else "CLAIM %d" % status, flush=True)
         return 0
@@ -63,4 +67,4 @@ def main(url, queue, provider, key, lease, mode):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:7]))
+    sys.exit(main(*sys.argv[1:8]))

@@ -460,6 +460,12 @@ abstract class FaultHarness {
   // --- faults -----------------------------------------------------------------------------------
 
   Process faultWorker(String queue, String mode, int leaseSeconds) throws IOException {
+    return faultWorker(queue, mode, leaseSeconds, 0);
+  }
+
+  /** A fault worker whose claim long-polls up to {@code waitSeconds} for an item. */
+  Process faultWorker(String queue, String mode, int leaseSeconds, int waitSeconds)
+      throws IOException {
     String url = urls().get(ThreadLocalRandom.current().nextInt(instances.size()));
     Process process =
         new ProcessBuilder(
@@ -470,7 +476,8 @@ abstract class FaultHarness {
                 provider.url,
                 Http.WORKER,
                 Integer.toString(leaseSeconds),
-                mode)
+                mode,
+                Integer.toString(waitSeconds))
             .redirectError(
                 ProcessBuilder.Redirect.appendTo(LOGS.resolve("fault-workers.log").toFile()))
             .start();
@@ -480,16 +487,25 @@ abstract class FaultHarness {
 
   /** A worker claims (and, in mode send, sends) one item, then is SIGKILLed holding the claim. */
   void killFaultWorker(String queue, String mode) throws Exception {
-    Process worker = faultWorker(queue, mode, 2);
-    String line = readLine(worker, Duration.ofSeconds(20));
+    killFaultWorker(queue, mode, 0);
+  }
+
+  /**
+   * As {@link #killFaultWorker(String, String)}, the claim long-polling up to {@code waitSeconds};
+   * whether the worker was killed holding a claim (false: it found nothing to claim).
+   */
+  boolean killFaultWorker(String queue, String mode, int waitSeconds) throws Exception {
+    Process worker = faultWorker(queue, mode, 2, waitSeconds);
+    String line = readLine(worker, Duration.ofSeconds(20 + waitSeconds));
     if (line != null && (line.startsWith("CLAIMED ") || line.startsWith("SENT "))) {
       worker.destroyForcibly(); // SIGKILL
       worker.waitFor(10, TimeUnit.SECONDS);
       history.fault();
-    } else {
-      worker.destroyForcibly();
-      System.out.println("faults: a fault worker found nothing to claim: " + line);
+      return true;
     }
+    worker.destroyForcibly();
+    System.out.println("faults: a fault worker found nothing to claim: " + line);
+    return false;
   }
 
   /** While the database is away: every call is a prompt 503 problem+json, never a 500 or a hang. */

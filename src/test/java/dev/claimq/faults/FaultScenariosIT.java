@@ -909,7 +909,15 @@ class FaultScenariosIT extends FaultHarness {
         switch (n % 4) {
           case 0 -> {
             fault = "worker SIGKILL";
-            killFaultWorker(queue, n % 8 == 0 ? "claim" : "send");
+            // The soak's queue is drained as fast as it fills, so nothing waits to be claimed:
+            // the fault worker long-polls, racing the soak's workers for the next new item.
+            boolean killed = false;
+            for (int attempt = 0; attempt < 3 && !killed; attempt++) {
+              killed = killFaultWorker(queue, n % 8 == 0 ? "claim" : "send", 15);
+            }
+            if (!killed) {
+              history.violation("soak: the worker SIGKILL found nothing to claim, three times");
+            }
           }
           case 1 -> {
             ServiceInstance victim = instances.get((n / 4) % instances.size());
