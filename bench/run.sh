@@ -5,8 +5,8 @@
 # Node.js 20 or later; pg-boss 12 on the Node.js 22 that `npm ci` in bench/pgboss installs), in
 # one go. Prints one Markdown table (medians of several runs) on stdout; progress goes to stderr.
 #
-#   bench/run.sh            # full: 3 runs, 10 s per figure, backlog and churn 1,000,000 (about
-#                           # 40 minutes on 2 cores: 25 before the peers, workers and long-polls)
+#   bench/run.sh            # full: 3 runs, 10 s per figure, backlog and churn 1,000,000 (well
+#                           # over an hour on 2 cores; docs/performance.md says how long)
 #   bench/run.sh --quick    # smoke test: 1 run, 1 s per figure, small backlogs (about 6 minutes
 #                           # on a quiet machine); it proves every row works, and its table says
 #                           # it holds no figures
@@ -298,10 +298,11 @@ PGB_VARS=(-D queue=bench -D 'payload={"to": "bench@example.com", "k": 0}' -D pri
   -D externalRef=bench -D actor=dev-worker -D dupeKeys=1000 -D max=10
   -D 'tokens=["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10"]')
 # Records pgbench's tps (times $4, the items per transaction, when given) as figure $1; a run
-# cut short (a client aborted, e.g. on an empty queue) still counts, flagged.
+# cut short (a client aborted, e.g. on an empty queue) still counts, flagged. Its sessions have
+# the service's settings that change a plan's cost (jit=off, as in application.properties).
 pgbench_() {
   local figure=$1 clients=$2 script=$3 per=${4:-1} out tps threads=$(( $2 < CORES ? $2 : CORES ))
-  out=$(PGOPTIONS="-c search_path=$SCHEMA,public" bounded $((SECONDS_PER + 60)) \
+  out=$(PGOPTIONS="-c search_path=$SCHEMA,public -c jit=off" bounded $((SECONDS_PER + 60)) \
     "$PGBENCH" -h "$PGHOST_" -p "$PGPORT_" -U "$PGUSER_" -n -M prepared -c "$clients" \
     -j "$threads" -T "$SECONDS_PER" -f "$WORK/pgbench/$script" "${PGB_VARS[@]}" "$DB" 2>&1) \
     || { flag "$figure"; log "pgbench $script: $(grep -m1 error <<<"$out" || tail -n 1 <<<"$out")"; }
