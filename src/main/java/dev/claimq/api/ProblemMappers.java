@@ -232,12 +232,12 @@ public class ProblemMappers {
   @ServerExceptionMapper
   public RestResponse<Problem> unexpected(Throwable e) {
     if (clientGone(e)) {
-      LOG.debugf("client closed the connection: %s", LogText.oneLine(rootMessage(e)));
+      LOG.debugf("client closed the connection: %s", LogText.oneLine(DatabaseErrors.describe(e)));
       return problem(
           400, "client-closed", "Client closed the connection", "No one to answer.", null);
     }
     if (DatabaseErrors.readOnly(e)) {
-      LOG.warnf("database refuses writes: %s", LogText.oneLine(rootMessage(e)));
+      LOG.warnf("database refuses writes: %s", LogText.oneLine(DatabaseErrors.describe(e)));
       return problem(
           503,
           "database-unavailable",
@@ -248,7 +248,7 @@ public class ProblemMappers {
           null);
     }
     if (DatabaseErrors.timedOut(e)) {
-      LOG.warnf("database too slow: %s", LogText.oneLine(rootMessage(e)));
+      LOG.warnf("database too slow: %s", LogText.oneLine(DatabaseErrors.describe(e)));
       return problem(
           503,
           "database-unavailable",
@@ -259,7 +259,7 @@ public class ProblemMappers {
           null);
     }
     if (DatabaseErrors.unavailable(e)) {
-      LOG.warnf("database unavailable: %s", LogText.oneLine(rootMessage(e)));
+      LOG.warnf("database unavailable: %s", LogText.oneLine(DatabaseErrors.describe(e)));
       return problem(
           503,
           "database-unavailable",
@@ -296,14 +296,6 @@ public class ProblemMappers {
     Method method = resource == null ? null : resource.getResourceMethod();
     RolesAllowed allowed = method == null ? null : method.getAnnotation(RolesAllowed.class);
     return allowed == null ? "none" : String.join(" or ", allowed.value());
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root.getClass().getSimpleName() + ": " + root.getMessage();
   }
 
   private static RestResponse<Problem> malformed(String detail) {

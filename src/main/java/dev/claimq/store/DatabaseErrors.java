@@ -65,6 +65,37 @@ public final class DatabaseErrors {
   private static final String READ_ONLY = "25006";
 
   /**
+   * A log line's account of a failure: the innermost cause that says something, with its SQLState
+   * if it has one, and the root's class when the root itself says nothing (a pool with no
+   * connection to give ends in a TimeoutException without a message).
+   */
+  public static String describe(Throwable e) {
+    List<Throwable> chain = new ArrayList<>();
+    for (Throwable t = e; t != null && chain.size() < 50 && !chain.contains(t); t = t.getCause()) {
+      chain.add(t);
+    }
+    Throwable root = chain.get(chain.size() - 1);
+    Throwable told = root;
+    for (int i = chain.size() - 1; i >= 0; i--) {
+      if (chain.get(i).getMessage() != null) {
+        told = chain.get(i);
+        break;
+      }
+    }
+    StringBuilder text = new StringBuilder(told.getClass().getSimpleName());
+    if (told instanceof java.sql.SQLException sql && sql.getSQLState() != null) {
+      text.append(" [").append(sql.getSQLState()).append(']');
+    }
+    if (told.getMessage() != null) {
+      text.append(": ").append(told.getMessage());
+    }
+    if (told != root) {
+      text.append(" (caused by ").append(root.getClass().getSimpleName()).append(')');
+    }
+    return text.toString();
+  }
+
+  /**
    * The exception, its causes and their suppressed exceptions: a failed commit carries the
    * database's error as a suppressed exception of the transaction manager's, not as its cause.
    */
