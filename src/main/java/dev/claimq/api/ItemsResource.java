@@ -6,7 +6,9 @@ import dev.claimq.queue.ItemLookup;
 import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.Outcome;
 import dev.claimq.queue.WorkService;
+import dev.claimq.queue.WorkService.Finished;
 import dev.claimq.security.Role;
+import dev.claimq.store.Item;
 import dev.claimq.store.ItemFilter;
 import io.opentelemetry.api.trace.SpanContext;
 import io.smallrye.common.annotation.Blocking;
@@ -27,6 +29,7 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
@@ -277,9 +280,13 @@ public class ItemsResource {
       @PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
     long itemId = guard.item(Params.itemId(id));
     Instant start = Instant.now();
-    Answer answer = work.complete(itemId, body.claimToken(), body.externalRef(), guard.actor());
+    Requests.Next next = body.next();
+    Finished finished =
+        work.complete(
+            itemId, body.claimToken(), body.externalRef(), guard.actor(), nextClaim(next));
+    Answer answer = finished.answer();
     traces.record("claimq.complete", answer.item(), answer.outcome(), ItemTraces.request(), start);
-    return finished(answer, itemId, body.next());
+    return finished(finished, itemId, next);
   }
 
   @RolesAllowed(Role.WORKER)
@@ -313,7 +320,8 @@ public class ItemsResource {
   public Uni<Response> fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
     long itemId = guard.item(Params.itemId(id));
     Instant start = Instant.now();
-    Answer answer =
+    Requests.Next next = body.next();
+    Finished finished =
         work.fail(
             itemId,
             body.claimToken(),
@@ -321,19 +329,23 @@ public class ItemsResource {
             body.retryable() == null || body.retryable(),
             "unknown".equals(body.sent()),
             body.retryAfterSeconds(),
-            guard.actor());
+            guard.actor(),
+            nextClaim(next));
+    Answer answer = finished.answer();
     traces.record("claimq.fail", answer.item(), answer.outcome(), ItemTraces.request(), start);
-    return finished(answer, itemId, body.next());
+    return finished(finished, itemId, next);
   }
 
   /**
    * A finish's answer: the item as ever, or, when the request asked for next, the item with the
    * queue's next claim. Only a finish this request made claims: whether it did is the finishing
    * statement's own answer (CHANGED), so a repeat of an accepted finish, whose first answer may
-   * have carried a claim, never claims a second item. The claim is claimNext's own, after the
-   * finish has committed, so no transaction spans its wait.
+   * have carried a claim, never claims a second item. The claim ran in the finish's transaction;
+   * when it found nothing and the request may wait, the long poll takes over after the commit, so
+   * no transaction spans its wait.
    */
-  private Uni<Response> finished(Answer answer, long itemId, Requests.Next next) {
+  private Uni<Response> finished(Finished finished, long itemId, Requests.Next next) {
+    Answer answer = finished.answer();
     ItemView item = answer(answer, itemId); // a refusal is thrown here, before any claim
     if (next == null) {
       return Uni.createFrom().item(Response.ok(item).build());
@@ -342,19 +354,28 @@ public class ItemsResource {
       return Uni.createFrom().item(Response.ok(new FinishedItemView(item, null)).build());
     }
     SpanContext request = ItemTraces.request();
+    if (finished.next().isPresent()) {
+      claimOrWait.claimedElsewhere(answer.item().queue);
+      return Uni.createFrom().item(claimedNext(item, List.of(finished.next().get()), request));
+    }
+    // Nothing was due at the finish: claim again (an item may have come since), waiting if asked.
     Duration wait = Duration.ofSeconds(next.waitSeconds() == null ? 0 : next.waitSeconds());
     return claimOrWait
         .claimNext(answer.item().queue, next.worker(), next.leaseSeconds(), null, wait)
-        .map(
-            claims -> {
-              ClaimedItemView claimed = null;
-              if (!claims.isEmpty()) {
-                traces.record(
-                    "claimq.claim", claims.get(0), Outcome.CHANGED, request, Instant.now());
-                claimed = ClaimedItemView.of(claims.get(0));
-              }
-              return Response.ok(new FinishedItemView(item, claimed)).build();
-            });
+        .map(claims -> claimedNext(item, claims, request));
+  }
+
+  private static WorkService.NextClaim nextClaim(Requests.Next next) {
+    return next == null ? null : new WorkService.NextClaim(next.worker(), next.leaseSeconds());
+  }
+
+  private Response claimedNext(ItemView item, List<Item> claims, SpanContext request) {
+    ClaimedItemView claimed = null;
+    if (!claims.isEmpty()) {
+      traces.record("claimq.claim", claims.get(0), Outcome.CHANGED, request, Instant.now());
+      claimed = ClaimedItemView.of(claims.get(0));
+    }
+    return Response.ok(new FinishedItemView(item, claimed)).build();
   }
 
   @RolesAllowed(Role.WORKER)

@@ -49,6 +49,14 @@ public class ClaimOrWait {
             });
   }
 
+  /**
+   * Says that a claim made elsewhere (in a finish's transaction) took an item of the queue: as
+   * after a claim of its own, the next parked waiter looks, since there may be more.
+   */
+  public void claimedElsewhere(String queue) {
+    waiters.wakeOne(queue);
+  }
+
   private Uni<List<Item>> attempt(String queue, Supplier<List<Item>> attempt, long deadline) {
     return Uni.createFrom()
         .item(attempt)

@@ -3,6 +3,8 @@ package dev.claimq.queue;
 import dev.claimq.config.ClaimqConfig;
 import dev.claimq.policy.Backoff;
 import dev.claimq.policy.FailureReason;
+import dev.claimq.store.FinishStatements;
+import dev.claimq.store.FinishStatements.Failure;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemRepository.Changed;
@@ -14,11 +16,14 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import org.jboss.logging.Logger;
 
 /**
  * Workers' use cases: claim, heartbeat, complete, fail. Each is one statement, and so its own
- * transaction (autocommit), whose one answer decides the outcome.
+ * transaction (autocommit), whose one answer decides the outcome; a finish that also claims the
+ * next item runs its two statements in one transaction, the claim only when the finish changed the
+ * item.
  */
 @ApplicationScoped
 public class WorkService {
@@ -119,43 +124,94 @@ public class WorkService {
    * earlier claim's token and an externalRef, the send happened: LATE_SUCCESS, recorded.
    */
   public Answer complete(long id, String token, String externalRef, String actor) {
-    Optional<Changed> row = items.complete(id, token, externalRef, actor);
-    if (row.isPresent() && row.get().late()) {
-      return counted(new Answer(Outcome.LATE_SUCCESS, row.get().item()), externalRef);
-    }
-    return counted(finish(row, token, ItemState.DONE), externalRef);
+    return complete(id, token, externalRef, actor, null).answer();
+  }
+
+  /** A claim that a finish asks for: of its queue's next due item, for this worker and lease. */
+  public record NextClaim(String worker, Integer leaseSeconds) {}
+
+  /** A finish's answer, and the claim of its queue's next item made in the same transaction. */
+  public record Finished(Answer answer, Optional<Item> next) {}
+
+  /**
+   * A complete, as above, and with {@code next} (null: none), when it finished the item, the claim
+   * of its queue's next due item in the same transaction (see {@link #finishing}).
+   */
+  public Finished complete(
+      long id, String token, String externalRef, String actor, NextClaim next) {
+    return finishing(
+        next,
+        externalRef,
+        statements -> {
+          Optional<Changed> row = statements.complete(id, token, externalRef, actor);
+          if (row.isPresent() && row.get().late()) {
+            return new Answer(Outcome.LATE_SUCCESS, row.get().item());
+          }
+          return finish(row, token, ItemState.DONE);
+        });
   }
 
   /**
    * Records a failed attempt and schedules the retry (the provider's Retry-After, when given,
    * replaces the computed backoff). {@code sentUnknown}: the worker cannot tell whether the
    * provider acted; the queue's policy then decides between a flagged retry and a hold. Repeating
-   * an accepted fail answers REPLAYED.
+   * an accepted fail answers REPLAYED. With {@code next} (null: none), as for complete.
    */
-  public Answer fail(
+  public Finished fail(
       long id,
       String token,
       String error,
       boolean retryable,
       boolean sentUnknown,
       Long retryAfterSeconds,
-      String actor) {
-    return counted(
-        finish(
-            items.fail(
-                id,
+      String actor,
+      NextClaim next) {
+    // Reading the queue's backoff comes first, outside any transaction of the finish.
+    long[] delays =
+        retryAfterSeconds != null
+            ? delays(retryAfterSeconds, null)
+            : delays(null, items.backoffOf(java.util.List.of(id)).get(id));
+    Failure failure = new Failure(FailureReason.sanitize(error), retryable, sentUnknown, delays);
+    return finishing(
+        next,
+        null,
+        statements ->
+            finish(
+                statements.fail(id, token, failure, actor),
                 token,
-                FailureReason.sanitize(error),
-                retryable,
-                sentUnknown,
-                retryAfterSeconds != null
-                    ? delays(retryAfterSeconds, null)
-                    : delays(null, items.backoffOf(java.util.List.of(id)).get(id)),
-                actor),
-            token,
-            ItemState.PENDING,
-            ItemState.FAILED),
-        null);
+                ItemState.PENDING,
+                ItemState.FAILED));
+  }
+
+  /**
+   * Runs a finish on its own (autocommit), or, with {@code next}, in one transaction with the claim
+   * of its queue's next due item: one commit instead of two, and should the claim fail, the finish
+   * is undone with it (the worker's retry then finds the item as it was). Only a finish that
+   * changed the item claims, so a repeated request (REPLAYED) never claims a second item. What was
+   * done is counted once it has committed.
+   */
+  private Finished finishing(
+      NextClaim next, String externalRef, Function<FinishStatements, Answer> finish) {
+    Finished finished =
+        next == null
+            ? new Finished(finish.apply(items), Optional.empty())
+            : items.inOneTransaction(
+                statements -> {
+                  Answer answer = finish.apply(statements);
+                  if (answer.outcome() != Outcome.CHANGED) {
+                    return new Finished(answer, Optional.empty());
+                  }
+                  return new Finished(
+                      answer,
+                      statements.claimNext(
+                          answer.item().queue,
+                          ClaimTokens.next(),
+                          next.worker(),
+                          next.leaseSeconds()));
+                });
+    counted(finished.answer(), externalRef);
+    finished.next().ifPresent(this::claimed);
+    return finished;
   }
 
   /**

@@ -20,7 +20,8 @@ import javax.sql.DataSource;
  * A statement with named parameters ({@code :name}), run through plain JDBC. The statements are
  * each complete on their own, so one runs in autocommit: one statement, one transaction, without
  * the ORM session and the JTA transaction manager, which cost the service more CPU per call than
- * PostgreSQL spends on the statement.
+ * PostgreSQL spends on the statement. Where two must commit together, they run on a connection that
+ * one plain JDBC transaction holds.
  *
  * <p>Parameters are found by {@link Lexer}, which knows PostgreSQL's quotes, comments and {@code
  * ::} casts, so a colon inside a string or a comment is never taken for one. A value for a name the
@@ -79,18 +80,29 @@ public final class Sql {
     return named;
   }
 
+  /** A run on a pooled connection of its own, in autocommit: the statement is its transaction. */
   public Call on(DataSource dataSource) {
-    return new Call(dataSource);
+    return new Call(dataSource, null);
+  }
+
+  /**
+   * A run on a connection the caller holds, as one statement of the caller's transaction (see
+   * {@link ItemRepository#inOneTransaction}); the caller commits and closes it.
+   */
+  public Call on(Connection held) {
+    return new Call(null, held);
   }
 
   /** One execution: the values, then {@link #list} or {@link #update}. */
   public final class Call {
     private final DataSource dataSource;
+    private final Connection held;
     private final Map<String, Object> values = new HashMap<>();
     private java.time.Duration bound;
 
-    private Call(DataSource dataSource) {
+    private Call(DataSource dataSource, Connection held) {
       this.dataSource = dataSource;
+      this.held = held;
     }
 
     /** Binds a value; null is sent untyped, so PostgreSQL infers the type from the statement. */
@@ -114,37 +126,37 @@ public final class Sql {
     }
 
     public <T> List<T> list(RowMapper<T> mapper) {
-      requireAllBound();
-      try (Connection connection = dataSource.getConnection()) {
-        return Bounds.run(
-            connection,
-            bound,
-            () -> {
-              try (PreparedStatement statement = prepare(connection);
-                  ResultSet rows = statement.executeQuery()) {
-                List<T> result = new ArrayList<>();
-                while (rows.next()) {
-                  result.add(mapper.map(rows));
-                }
-                return result;
+      return run(
+          connection -> {
+            try (PreparedStatement statement = prepare(connection);
+                ResultSet rows = statement.executeQuery()) {
+              List<T> result = new ArrayList<>();
+              while (rows.next()) {
+                result.add(mapper.map(rows));
               }
-            });
-      } catch (SQLException e) {
-        throw new StatementFailedException(e);
-      }
+              return result;
+            }
+          });
     }
 
     public int update() {
+      return run(
+          connection -> {
+            try (PreparedStatement statement = prepare(connection)) {
+              return statement.executeUpdate();
+            }
+          });
+    }
+
+    private <T> T run(OnConnection<T> work) {
       requireAllBound();
-      try (Connection connection = dataSource.getConnection()) {
-        return Bounds.run(
-            connection,
-            bound,
-            () -> {
-              try (PreparedStatement statement = prepare(connection)) {
-                return statement.executeUpdate();
-              }
-            });
+      try {
+        if (held != null) {
+          return Bounds.run(held, bound, () -> work.run(held));
+        }
+        try (Connection connection = dataSource.getConnection()) {
+          return Bounds.run(connection, bound, () -> work.run(connection));
+        }
       } catch (SQLException e) {
         throw new StatementFailedException(e);
       }
@@ -183,6 +195,12 @@ public final class Sql {
     } else {
       statement.setObject(index, value);
     }
+  }
+
+  /** JDBC work on a connection. */
+  @FunctionalInterface
+  public interface OnConnection<T> {
+    T run(Connection connection) throws SQLException;
   }
 
   /**

@@ -40,6 +40,7 @@ class NextTest extends AsAdmin {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   @Inject ParkedClaims waiters;
+  @Inject javax.sql.DataSource dataSource;
 
   @Test
   void complete_with_next_answers_the_done_item_and_claims_the_next_one() throws Exception {
@@ -96,6 +97,51 @@ class NextTest extends AsAdmin {
         .statusCode(200)
         .body("state", equalTo("done"))
         .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("next")));
+  }
+
+  @Test
+  void the_finish_and_the_claim_of_next_commit_as_one_transaction() throws Exception {
+    for (String finish : List.of("complete", "fail")) {
+      String queue = uniqueQueue("next-one-tx");
+      String first = enqueued(queue, "a", 1);
+      String second = enqueued(queue, "b", 2);
+      String third = enqueued(queue, "c", 3);
+      String token = claimedNext(queue, "w").path("claimToken");
+      Map<String, Object> body =
+          finish.equals("complete")
+              ? Map.of("claimToken", token, "next", Map.of())
+              : Map.of(
+                  "claimToken", token, "error", "bounced", "retryable", false, "next", Map.of());
+
+      String nextToken =
+          (finish.equals("complete") ? complete(first, body) : fail(first, body))
+              .then()
+              .statusCode(200)
+              .body("next.id", equalTo(second))
+              .extract()
+              .path("next.claimToken");
+
+      // A row carries the id of the transaction that last wrote it (xmin): the same id means one
+      // commit, so the claim is never kept without the finish, nor the finish without the claim.
+      assertThat(writtenBy(second)).as(finish + " with next").isEqualTo(writtenBy(first));
+      // Without next, the finish and a claim after it are two transactions, and the check says so.
+      complete(second, Map.of("claimToken", nextToken)).then().statusCode(200);
+      claimedNext(queue, "w").then().body("id", equalTo(third));
+      assertThat(writtenBy(third)).as("a finish, then a claim").isNotEqualTo(writtenBy(second));
+    }
+  }
+
+  /** The id of the transaction that last wrote the item's row. */
+  private long writtenBy(String id) throws Exception {
+    try (java.sql.Connection connection = dataSource.getConnection();
+        java.sql.PreparedStatement read =
+            connection.prepareStatement("SELECT xmin::text::bigint FROM item WHERE id = ?")) {
+      read.setLong(1, Long.parseLong(id));
+      try (java.sql.ResultSet row = read.executeQuery()) {
+        assertThat(row.next()).as("item " + id).isTrue();
+        return row.getLong(1);
+      }
+    }
   }
 
   @Test

@@ -39,7 +39,7 @@ class SqlTest {
   void binding_a_name_the_statement_does_not_have_is_refused() {
     Sql sql = Sql.of("SELECT * FROM item WHERE id = :id");
 
-    assertThatThrownBy(() -> sql.on(null).set("idd", 1))
+    assertThatThrownBy(() -> sql.on((javax.sql.DataSource) null).set("idd", 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("no :idd");
   }
@@ -49,7 +49,7 @@ class SqlTest {
     Sql sql = Sql.of("SELECT * FROM item WHERE id = :id AND queue = :queue");
 
     // No data source: the refusal comes before a connection is asked for.
-    assertThatThrownBy(() -> sql.on(null).set("id", 1).update())
+    assertThatThrownBy(() -> sql.on((javax.sql.DataSource) null).set("id", 1).update())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("no value for :queue");
   }
