@@ -7,8 +7,8 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 /**
  * Refuses at once, before reading, a body whose declared Content-Length is over
  * claimq.limits.body-bytes (problem+json 413). A body streamed without one is counted while it is
- * read, by {@link CheckedBody}. (quarkus.http.limits.max-body-size stays as a higher, last-resort
- * cap in the HTTP layer.)
+ * read, by {@link CheckedJsonReader}. (quarkus.http.limits.max-body-size stays as a higher,
+ * last-resort cap in the HTTP layer.)
  */
 public class BodyLimit {
   private final long maxBytes;

@@ -265,8 +265,8 @@ public class HttpFraming {
   }
 
   /**
-   * A body the decoder could not unframe, as a resource reading it meets it (see CheckedBody); an
-   * IOException, so that readers pass it on as it is.
+   * A body the decoder could not unframe, as a resource reading it meets it (see
+   * CheckedJsonReader); an IOException, so that readers pass it on as it is.
    */
   static final class BrokenFramingException extends IOException {
     BrokenFramingException(IOException cause) {
