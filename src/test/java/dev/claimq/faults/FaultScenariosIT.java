@@ -551,16 +551,23 @@ class FaultScenariosIT extends FaultHarness {
   @Test
   @Order(15)
   void slow_and_hostile_clients_neither_slow_a_drain_nor_leak() throws Exception {
-    int perDrain = FULL ? 1500 : 200;
+    // About 1,000 calls a drain even in the short run, so that its p99 is not one or two calls.
+    int perDrain = FULL ? 1500 : 500;
     scenario(
         "14 slow clients",
         "hostile",
-        4 * perDrain,
+        6 * perDrain,
         (queue, keys) -> {
           ServiceInstance target = instances.get(0);
           List<String> all = new ArrayList<>(keys);
-          // The quiet figure first: the same drain, nobody hostile around.
-          Duration quiet = timedDrain(target, queue, all.subList(0, perDrain), "quiet");
+          // The quiet figure first: the same drain, nobody hostile around. A fresh JVM's first
+          // drain is its slowest, so it only warms up; then two, and the slower of them, so that a
+          // shared machine's own noise is in the reference and not one lucky run.
+          timedDrain(target, queue, all.subList(4 * perDrain, 5 * perDrain), "warm-up");
+          Duration quiet =
+              max(
+                  timedDrain(target, queue, all.subList(5 * perDrain, 6 * perDrain), "quiet"),
+                  timedDrain(target, queue, all.subList(0, perDrain), "quiet again"));
           Resources baseline = Resources.of(target);
           System.out.printf("faults: hostile: baseline %s%n", baseline);
 
@@ -802,6 +809,10 @@ class FaultScenariosIT extends FaultHarness {
         "faults: hostile: %s drain of %d items: %d calls, p99 %.1f ms%n",
         label, keys.size(), drain.calls(), p99.toNanos() / 1e6);
     return p99;
+  }
+
+  static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
   }
 
   void expectWithinTwice(String load, Duration p99, Duration quiet) {
