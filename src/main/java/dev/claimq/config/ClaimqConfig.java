@@ -43,9 +43,10 @@ public interface ClaimqConfig {
    */
   interface Database {
     /**
-     * Batches (enqueue, claim, complete, fail), an operator's action on many items and the queue
-     * sampler's counts: their work grows with their input. Such a request may take this long (plus
-     * 2 s) to answer 503 while the database cannot be reached.
+     * Batches of over 100 entries (enqueue, complete, fail; a smaller one, and so every claim
+     * batch, has the pool's bounds), an operator's action on many items and the queue sampler's
+     * counts: their work grows with their input. Such a request may take this long (plus 2 s) to
+     * answer 503 while the database cannot be reached.
      */
     @WithDefault("15s")
     Duration longStatementTimeout();

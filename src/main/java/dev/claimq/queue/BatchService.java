@@ -72,7 +72,7 @@ public class BatchService {
       row.put("traceparent", entry.traceparent());
     }
     Map<Integer, ItemRepository.KeyHolder> holders =
-        items.enqueueBatch(queue, batch.toString(), actor);
+        items.enqueueBatch(queue, batch.toString(), entries.size(), actor);
     List<Answer> answers = new ArrayList<>();
     for (int i = 0; i < entries.size(); i++) {
       ItemRepository.KeyHolder holder = holders.get(i + 1);
@@ -116,7 +116,7 @@ public class BatchService {
           .put("claim_token", entry.claimToken())
           .put("external_ref", entry.externalRef());
     }
-    Map<Long, Changed> rows = byId(items.completeBatch(batch.toString(), actor));
+    Map<Long, Changed> rows = byId(items.completeBatch(batch.toString(), entries.size(), actor));
     List<Answer> answers = new ArrayList<>();
     for (CompleteEntry entry : entries) {
       Answer answer = answer(rows.get(entry.id()), entry.claimToken(), ItemState.DONE);
@@ -156,7 +156,7 @@ public class BatchService {
         delays.add(delay);
       }
     }
-    Map<Long, Changed> rows = byId(items.failBatch(batch.toString(), actor));
+    Map<Long, Changed> rows = byId(items.failBatch(batch.toString(), entries.size(), actor));
     return entries.stream()
         .map(
             entry ->

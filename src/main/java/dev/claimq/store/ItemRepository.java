@@ -184,6 +184,15 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private final int defaultMaxReleases;
   // Bounds of statements that may outlast the pool's (ClaimqConfig.Database).
   private final java.time.Duration longStatement;
+
+  /**
+   * The most entries a batch may have and still run under the pool's own bounds: a claim batch's
+   * whole range. A statement of 100 entries takes milliseconds, so 4 s covers it hundreds of times
+   * over, and raising the bound costs two round trips (SET and RESET) on every call of the hot
+   * batch paths; only the bigger batches, up to 500 entries, pay them.
+   */
+  public static final int POOL_BOUNDED_ENTRIES = 100;
+
   private final java.time.Duration maintenance;
 
   ItemRepository(DataSource dataSource, ClaimqConfig config) {
@@ -195,6 +204,11 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
     this.defaultMaxReleases = config.lease().maxReleases();
     this.longStatement = config.database().longStatementTimeout();
     this.maintenance = config.database().maintenanceTimeout();
+  }
+
+  /** A batch statement's bound: the pool's own (null) up to {@link #POOL_BOUNDED_ENTRIES}. */
+  java.time.Duration batchBound(int entries) {
+    return entries <= POOL_BOUNDED_ENTRIES ? null : longStatement;
   }
 
   /**
@@ -224,11 +238,12 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
    * the row that holds each entry's key. An entry whose holder this statement cannot see is left
    * out.
    */
-  public Map<Integer, KeyHolder> enqueueBatch(String queue, String batchJson, String enqueuedBy) {
+  public Map<Integer, KeyHolder> enqueueBatch(
+      String queue, String batchJson, int entries, String enqueuedBy) {
     Map<Integer, KeyHolder> holders = new HashMap<>();
     ENQUEUE_BATCH
         .on(dataSource)
-        .within(longStatement)
+        .within(batchBound(entries))
         .set("queue", queue)
         .set("batch", batchJson)
         .set("defaultMaxAttempts", defaultMaxAttempts)
@@ -278,7 +293,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
       String queue, int max, String tokensJson, String worker, Integer leaseSeconds) {
     return CLAIM_NEXT_BATCH
         .on(dataSource)
-        .within(longStatement)
+        .within(batchBound(max))
         .set("queue", queue)
         .set("max", max)
         .set("tokens", tokensJson)
@@ -342,20 +357,20 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   }
 
   /** Completes every entry whose token is its item's current claim; answers every named item. */
-  public List<Changed> completeBatch(String batchJson, String actor) {
+  public List<Changed> completeBatch(String batchJson, int entries, String actor) {
     return COMPLETE_BATCH
         .on(dataSource)
-        .within(longStatement)
+        .within(batchBound(entries))
         .set("batch", batchJson)
         .set("actor", actor)
         .list(row -> new Changed(row.getBoolean("changed"), finished(row)));
   }
 
   /** Records every entry's failure whose token is its item's current claim; answers every item. */
-  public List<Changed> failBatch(String batchJson, String actor) {
+  public List<Changed> failBatch(String batchJson, int entries, String actor) {
     return FAIL_BATCH
         .on(dataSource)
-        .within(longStatement)
+        .within(batchBound(entries))
         .set("batch", batchJson)
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("actor", actor)

@@ -12,11 +12,13 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.store.ItemRepository;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -26,8 +28,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A request's statement has a short bound (4 s, cancelled by the server) so that every request
- * answers within 10 s; a batch's has a longer one of its own. A lock held by another transaction
- * makes a statement as slow as we like, on the real database.
+ * answers within 10 s; a batch of over 100 entries has a longer one of its own. A lock held by
+ * another transaction makes a statement as slow as we like, on the real database.
  */
 @QuarkusTest
 class StatementBoundsTest extends AsAdmin {
@@ -39,22 +41,13 @@ class StatementBoundsTest extends AsAdmin {
     String queue = uniqueQueue("bound");
     String id = enqueued(queue, "k", 1);
     String token = claimedNext(queue, "w").path("claimToken");
-    Response stuck;
-    long millis;
-    try (Connection holder = lockItem(id)) {
-      long start = System.nanoTime();
-      stuck = complete(id, Map.of("claimToken", token));
-      millis = (System.nanoTime() - start) / 1_000_000;
-      holder.rollback();
-    }
-    problem(stuck, 503, "database-unavailable").body("detail", containsString("time bound"));
-    assertThat(millis).as("ms until the 503").isBetween(3_500L, 9_000L);
-    item(id).then().body("state", equalTo("sending"));
+    expect503AtTheBound(id, () -> complete(id, Map.of("claimToken", token)));
     complete(id, Map.of("claimToken", token)).then().statusCode(200);
   }
 
   @Test
-  void a_batch_complete_may_wait_past_a_single_calls_bound_within_its_own() throws Exception {
+  void a_batch_of_over_100_entries_may_wait_past_a_single_calls_bound_within_its_own()
+      throws Exception {
     String queue = uniqueQueue("bound");
     String id = enqueued(queue, "k", 1);
     String token = claimedNext(queue, "w").path("claimToken");
@@ -71,16 +64,50 @@ class StatementBoundsTest extends AsAdmin {
             },
             CompletableFuture.delayedExecutor(6, TimeUnit.SECONDS));
     long start = System.nanoTime();
-    Response done =
-        json()
-            .urlEncodingEnabled(false)
-            .body(Map.of("items", List.of(Map.of("id", id, "claimToken", token))))
-            .post("/v1/items:complete");
+    Response done = completeBatch(id, token, ItemRepository.POOL_BOUNDED_ENTRIES + 1);
     long millis = (System.nanoTime() - start) / 1_000_000;
     release.get(10, TimeUnit.SECONDS);
     done.then().statusCode(200);
-    assertThat(done.<List<Integer>>path("results.status")).containsExactly(200);
+    assertThat(done.<Integer>path("results[0].status")).isEqualTo(200);
+    assertThat(done.<List<Integer>>path("results.status")).hasSize(101);
     assertThat(millis).as("ms the batch waited for the lock").isGreaterThan(5_500L);
+  }
+
+  @Test
+  void a_batch_of_up_to_100_entries_has_a_single_calls_bound() throws Exception {
+    String queue = uniqueQueue("bound");
+    String id = enqueued(queue, "k", 1);
+    String token = claimedNext(queue, "w").path("claimToken");
+    expect503AtTheBound(id, () -> completeBatch(id, token, ItemRepository.POOL_BOUNDED_ENTRIES));
+  }
+
+  /**
+   * The call, made while the item's row is locked, answers 503 at a single statement's 4 s bound
+   * and leaves the item sending.
+   */
+  private void expect503AtTheBound(String id, java.util.function.Supplier<Response> call)
+      throws Exception {
+    Response stuck;
+    long millis;
+    try (Connection holder = lockItem(id)) {
+      long start = System.nanoTime();
+      stuck = call.get();
+      millis = (System.nanoTime() - start) / 1_000_000;
+      holder.rollback();
+    }
+    problem(stuck, 503, "database-unavailable").body("detail", containsString("time bound"));
+    assertThat(millis).as("ms until the 503").isBetween(3_500L, 9_000L);
+    item(id).then().body("state", equalTo("sending"));
+  }
+
+  /** A batch complete of {@code entries}: the item's own entry first, then ids nobody has. */
+  private static Response completeBatch(String id, String token, int entries) {
+    List<Map<String, Object>> batch = new ArrayList<>();
+    batch.add(Map.of("id", id, "claimToken", token));
+    for (int i = 1; i < entries; i++) {
+      batch.add(Map.of("id", String.valueOf(900_000_000_000L + i), "claimToken", "none"));
+    }
+    return json().urlEncodingEnabled(false).body(Map.of("items", batch)).post("/v1/items:complete");
   }
 
   /** A transaction of the test's own that holds the item's row lock until rolled back. */
