@@ -175,6 +175,14 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
     FILE.requireAllTaken();
   }
 
+  /**
+   * The most entries a batch may have and still run under the pool's own bounds: a claim batch's
+   * whole range. A statement of 100 entries takes milliseconds, so 4 s covers it hundreds of times
+   * over, and raising the bound costs two round trips (SET and RESET) on every call of the hot
+   * batch paths; only the bigger batches, up to 500 entries, pay them.
+   */
+  public static final int POOL_BOUNDED_ENTRIES = 100;
+
   private final DataSource dataSource;
   // The service's defaults, for what neither the request nor the queue's policy says.
   private final int defaultMaxAttempts;
@@ -184,14 +192,6 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private final int defaultMaxReleases;
   // Bounds of statements that may outlast the pool's (ClaimqConfig.Database).
   private final java.time.Duration longStatement;
-
-  /**
-   * The most entries a batch may have and still run under the pool's own bounds: a claim batch's
-   * whole range. A statement of 100 entries takes milliseconds, so 4 s covers it hundreds of times
-   * over, and raising the bound costs two round trips (SET and RESET) on every call of the hot
-   * batch paths; only the bigger batches, up to 500 entries, pay them.
-   */
-  public static final int POOL_BOUNDED_ENTRIES = 100;
 
   private final java.time.Duration maintenance;
 

@@ -566,9 +566,10 @@ class FaultScenariosIT extends FaultHarness {
           // shared machine's own noise is in the reference and not one lucky run.
           timedDrain(target, queue, all.subList(4 * perDrain, 5 * perDrain), "warm-up");
           Duration quiet =
-              max(
-                  timedDrain(target, queue, all.subList(5 * perDrain, 6 * perDrain), "quiet"),
-                  timedDrain(target, queue, all.subList(0, perDrain), "quiet again"));
+              Collections.max(
+                  List.of(
+                      timedDrain(target, queue, all.subList(5 * perDrain, 6 * perDrain), "quiet"),
+                      timedDrain(target, queue, all.subList(0, perDrain), "quiet again")));
           Resources baseline = Resources.of(target);
           System.out.printf("faults: hostile: baseline %s%n", baseline);
 
@@ -810,10 +811,6 @@ class FaultScenariosIT extends FaultHarness {
         "faults: hostile: %s drain of %d items: %d calls, p99 %.1f ms%n",
         label, keys.size(), drain.calls(), p99.toNanos() / 1e6);
     return p99;
-  }
-
-  static Duration max(Duration a, Duration b) {
-    return a.compareTo(b) >= 0 ? a : b;
   }
 
   void expectWithinTwice(String load, Duration p99, Duration quiet) {
