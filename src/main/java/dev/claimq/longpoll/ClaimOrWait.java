@@ -13,7 +13,9 @@ import java.util.function.Supplier;
 
 /**
  * Claim-next with a wait: tries at once, and while there is nothing to claim parks the request in
- * {@link ParkedClaims} (no thread, no connection) until an item may be claimable or time is up.
+ * {@link ParkedClaims} (no thread, no connection) until an item may be claimable or time is up. A
+ * claim with a wait that arrives while others are parked on a queue found empty, with nothing new
+ * signalled since, parks without trying: it would find nothing either.
  */
 @ApplicationScoped
 public class ClaimOrWait {
@@ -37,16 +39,20 @@ public class ClaimOrWait {
             ? () -> work.claimNext(queue, worker, leaseSeconds).stream().toList()
             : () -> batches.claimNext(queue, worker, leaseSeconds, max);
     long start = System.nanoTime();
-    return attempt(queue, attempt, start + wait.toNanos())
-        .invoke(
-            claims -> {
-              if (claims.isEmpty()) {
-                metrics.claimEmpty(queue);
-              }
-              if (!wait.isZero()) {
-                metrics.longPollWaited(Duration.ofNanos(System.nanoTime() - start));
-              }
-            });
+    long deadline = start + wait.toNanos();
+    Uni<List<Item>> answer =
+        wait.isZero()
+            ? attempt(queue, attempt, deadline)
+            : lookWhen(waiters.awaitUnlessWoken(queue, wait), queue, attempt, deadline);
+    return answer.invoke(
+        claims -> {
+          if (claims.isEmpty()) {
+            metrics.claimEmpty(queue);
+          }
+          if (!wait.isZero()) {
+            metrics.longPollWaited(Duration.ofNanos(System.nanoTime() - start));
+          }
+        });
   }
 
   /**
@@ -58,6 +64,7 @@ public class ClaimOrWait {
   }
 
   private Uni<List<Item>> attempt(String queue, Supplier<List<Item>> attempt, long deadline) {
+    long lookBegan = waiters.wakes(queue);
     return Uni.createFrom()
         .item(attempt)
         .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
@@ -73,14 +80,19 @@ public class ClaimOrWait {
               if (remaining < 1_000_000) {
                 return Uni.createFrom().item(claims);
               }
-              return waiters
-                  .await(queue, Duration.ofNanos(remaining))
-                  .onItem()
-                  .transformToUni(
-                      woken ->
-                          woken
-                              ? attempt(queue, attempt, deadline)
-                              : Uni.createFrom().item(List.<Item>of()));
+              return lookWhen(
+                  waiters.await(queue, Duration.ofNanos(remaining), lookBegan),
+                  queue,
+                  attempt,
+                  deadline);
             });
+  }
+
+  /** Attempts when the wait answers true; false is time up, with nothing claimed. */
+  private Uni<List<Item>> lookWhen(
+      Uni<Boolean> wait, String queue, Supplier<List<Item>> attempt, long deadline) {
+    return wait.onItem()
+        .transformToUni(
+            look -> look ? attempt(queue, attempt, deadline) : Uni.createFrom().item(List.of()));
   }
 }

@@ -9,37 +9,93 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Long-polling claims parked per queue. A parked claim holds no thread and no database connection:
  * only a callback here. A signal wakes one waiter of the queue (first come, first served); a waiter
  * that then wins an item wakes the next, so a burst of items drains through the waiters without
  * waking all of them for every item.
+ *
+ * <p>It also remembers, for a queue with parked claims, whether anything has woken that queue since
+ * a look at the database last began and found nothing. While nothing has, another look would find
+ * nothing the signals have not announced, so a long poll that arrives then parks without one: a
+ * crowd of long polls coming back together (their waits ran out together, or their workers
+ * restarted together) costs one look, not one each. What no signal announces, items that come due
+ * later or signals that were lost, every parked claim finds through the fallback poll.
  */
 @ApplicationScoped
 public class ParkedClaims {
-  private final Map<String, Queue<UniEmitter<? super Boolean>>> waiting = new ConcurrentHashMap<>();
+  // Wake-ups are counted per stripe of queue names, so that memory stays bounded whatever queues
+  // clients name. Two queues sharing a stripe only see each other's wake-ups as their own, which
+  // sends a long poll to the database when it did not need to: never the other way round.
+  private static final int STRIPES = 1024;
+
+  private final Map<String, Waiters> waiting = new ConcurrentHashMap<>();
+  private final AtomicLongArray wakes = new AtomicLongArray(STRIPES);
+
+  /** The claims parked on one queue, and the stripe's wake count when its last empty look began. */
+  private static final class Waiters {
+    final Queue<UniEmitter<? super Boolean>> parked = new ConcurrentLinkedQueue<>();
+    long emptySince = -1; // written only inside the map's compute for this queue
+  }
 
   ParkedClaims(QueueMetrics metrics) {
     metrics.parked(this, ParkedClaims::parked);
   }
 
-  /** Completes with true when woken, false when the timeout passes first. */
-  public Uni<Boolean> await(String queue, Duration timeout) {
+  /**
+   * Where a look at the queue stands among its wake-ups: take it before the look, and hand it to
+   * {@link #await} when the look found nothing.
+   */
+  public long wakes(String queue) {
+    return wakes.get(stripe(queue));
+  }
+
+  /**
+   * Parks a claim whose look, begun at {@code lookBegan} (from {@link #wakes}), found nothing.
+   * Completes with true when woken, false when the timeout passes first.
+   */
+  public Uni<Boolean> await(String queue, Duration timeout, long lookBegan) {
+    return park(queue, timeout, lookBegan, false);
+  }
+
+  /**
+   * Parks a claim that has not looked yet, if nothing has woken the queue since a look that found
+   * nothing began while claims were parked on it; otherwise completes with true at once: look now.
+   * Completes with false when the timeout passes first.
+   */
+  public Uni<Boolean> awaitUnlessWoken(String queue, Duration timeout) {
+    return park(queue, timeout, -1, true);
+  }
+
+  private Uni<Boolean> park(String queue, Duration timeout, long lookBegan, boolean unlessWoken) {
     return Uni.createFrom()
         .<Boolean>emitter(
             emitter -> {
+              boolean[] lookNow = {false};
               // compute and computeIfPresent are atomic per key, so a waiter is never added to a
-              // queue that is being dropped from the map.
+              // queue that is being dropped from the map, and a wake-up (which takes its waiter
+              // inside computeIfPresent, after counting itself) either counts before this reads
+              // the count, or finds this waiter parked.
               waiting.compute(
                   queue,
                   (q, waiters) -> {
-                    Queue<UniEmitter<? super Boolean>> parked =
-                        waiters != null ? waiters : new ConcurrentLinkedQueue<>();
-                    parked.add(emitter);
+                    if (unlessWoken
+                        && (waiters == null || waiters.emptySince != wakes.get(stripe(q)))) {
+                      lookNow[0] = true;
+                      return waiters;
+                    }
+                    Waiters parked = waiters != null ? waiters : new Waiters();
+                    parked.emptySince = Math.max(parked.emptySince, lookBegan);
+                    parked.parked.add(emitter);
                     return parked;
                   });
-              emitter.onTermination(() -> leave(queue, emitter));
+              if (lookNow[0]) {
+                emitter.complete(true);
+              } else {
+                emitter.onTermination(() -> leave(queue, emitter));
+              }
             })
         .ifNoItem()
         .after(timeout)
@@ -48,13 +104,18 @@ public class ParkedClaims {
 
   /** Wakes the longest-waiting claim of the queue, if any. */
   public void wakeOne(String queue) {
-    Queue<UniEmitter<? super Boolean>> waiters = waiting.get(queue);
-    if (waiters == null) {
-      return;
-    }
-    UniEmitter<? super Boolean> next = waiters.poll();
-    if (next != null) {
-      next.complete(true);
+    wakes.incrementAndGet(stripe(queue));
+    @SuppressWarnings("unchecked")
+    UniEmitter<? super Boolean>[] next = new UniEmitter[1];
+    waiting.computeIfPresent(
+        queue,
+        (q, waiters) -> {
+          next[0] = waiters.parked.poll();
+          return waiters;
+        });
+    // Outside the map's lock: completing runs the claim's callbacks, which may park it again.
+    if (next[0] != null) {
+      next[0].complete(true);
     }
   }
 
@@ -67,13 +128,17 @@ public class ParkedClaims {
     waiting.computeIfPresent(
         queue,
         (q, waiters) -> {
-          waiters.remove(emitter);
-          return waiters.isEmpty() ? null : waiters;
+          waiters.parked.remove(emitter);
+          return waiters.parked.isEmpty() ? null : waiters;
         });
   }
 
   /** How many claims are parked, over all queues. */
   public int parked() {
-    return waiting.values().stream().mapToInt(Queue::size).sum();
+    return waiting.values().stream().mapToInt(waiters -> waiters.parked.size()).sum();
+  }
+
+  private static int stripe(String queue) {
+    return Math.floorMod(queue.hashCode(), STRIPES);
   }
 }

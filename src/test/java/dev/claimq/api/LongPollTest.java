@@ -313,6 +313,83 @@ class LongPollTest extends AsAdmin {
     assertThat(ids).hasSize(parkedCount);
   }
 
+  @Test
+  void long_polls_arriving_while_others_wait_on_an_empty_queue_park_without_a_look()
+      throws Exception {
+    String queue = uniqueQueue("crowd");
+    int before = waiters.parked();
+    CompletableFuture<HttpResponse<String>> first = claimNext(queue, 20);
+    awaitParked(before + 1);
+    // An item that no signal announced: inserted by hand, as no enqueue does.
+    String unannounced = insertedUnannounced(queue, "unannounced");
+
+    // A crowd of long polls arrives: the first one's look found the queue empty and nothing has
+    // woken it since, so they park behind it without looking, and their short waits run out.
+    List<CompletableFuture<HttpResponse<String>>> crowd = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      crowd.add(claimNext(queue, 1));
+    }
+    for (CompletableFuture<HttpResponse<String>> claim : crowd) {
+      assertThat(claim.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(204);
+    }
+
+    // A claim that does not wait always looks, and finds it.
+    String claimed =
+        given()
+            .contentType("application/json")
+            .body(Map.of("worker", "no-wait"))
+            .post("/v1/queues/{queue}/claim", queue)
+            .then()
+            .statusCode(200)
+            .extract()
+            .path("id");
+    assertThat(claimed).isEqualTo(unannounced);
+
+    // Signals still reach the claim parked first.
+    String signalled = enqueued(queue, "signalled", 1);
+    HttpResponse<String> answer = first.get(10, TimeUnit.SECONDS);
+    assertThat(answer.statusCode()).isEqualTo(200);
+    assertThat(json.readTree(answer.body()).path("id").asText()).isEqualTo(signalled);
+  }
+
+  @Test
+  void a_wake_up_after_the_last_empty_look_sends_the_next_long_poll_to_the_database() {
+    String queue = uniqueQueue("woken");
+    long lookBegan = waiters.wakes(queue);
+    Boolean[] firstWoken = {null};
+    waiters
+        .await(queue, Duration.ofSeconds(10), lookBegan)
+        .subscribe()
+        .with(woken -> firstWoken[0] = woken);
+
+    // Nothing since that empty look: the next claim parks (and here times out).
+    Boolean second = waiters.awaitUnlessWoken(queue, Duration.ofMillis(300)).await().indefinitely();
+    assertThat(second).as("parked until its timeout").isFalse();
+
+    // A wake-up (an enqueue, a NOTIFY, a win, the fallback) wakes the first and counts: the next
+    // claim is told to look at once, though a claim is parked.
+    waiters.wakeOne(queue);
+    assertThat(firstWoken[0]).isTrue();
+    waiters.await(queue, Duration.ofSeconds(10), lookBegan).subscribe().with(woken -> {});
+    Boolean third = waiters.awaitUnlessWoken(queue, Duration.ofSeconds(5)).await().indefinitely();
+    assertThat(third).as("look now").isTrue();
+  }
+
+  /** An item inserted as by hand: committed, pending and due, with no signal of any kind. */
+  private String insertedUnannounced(String queue, String dedupeKey) {
+    return QuarkusTransaction.requiringNew()
+        .call(
+            () ->
+                entityManager
+                    .createNativeQuery(
+                        "INSERT INTO item (queue, dedupe_key, payload, max_attempts)"
+                            + " VALUES (:queue, :key, '1', 5) RETURNING id")
+                    .setParameter("queue", queue)
+                    .setParameter("key", dedupeKey)
+                    .getSingleResult()
+                    .toString());
+  }
+
   private CompletableFuture<HttpResponse<String>> claimNext(String queue, int waitSeconds) {
     HttpRequest request =
         HttpRequest.newBuilder(base.resolve("/v1/queues/" + queue + "/claim"))
