@@ -75,17 +75,24 @@ public class Agents {
 
   /** Enqueues the body in the queue, once per dedupe key, as the key's name. */
   public Enqueued enqueue(String queue, Requests.Enqueue body, String traceparent) {
-    Answer answer =
-        enqueuer.enqueue(
-            new NewItem(
-                guard.queue(Params.queue(queue)),
-                body.dedupeKey(),
-                payloadWithinLimit(body.payload()),
-                body.priority(),
-                body.maxAttempts(),
-                Params.timestamp("runAt", body.runAt()),
-                guard.actor(),
-                traceparent));
+    return enqueued(enqueuer.enqueue(newItem(queue, body, traceparent)));
+  }
+
+  /** The item an enqueue of the body asks for, checked; the statement is {@link #enqueued}'s. */
+  public NewItem newItem(String queue, Requests.Enqueue body, String traceparent) {
+    return new NewItem(
+        guard.queue(Params.queue(queue)),
+        body.dedupeKey(),
+        payloadWithinLimit(body.payload()),
+        body.priority(),
+        body.maxAttempts(),
+        Params.timestamp("runAt", body.runAt()),
+        guard.actor(),
+        traceparent);
+  }
+
+  /** What the enqueue's answer says, as the API words it. */
+  public static Enqueued enqueued(Answer answer) {
     return new Enqueued(answer.outcome() == Outcome.CREATED, ItemView.of(Outcomes.itemOf(answer)));
   }
 

@@ -4,6 +4,7 @@ import dev.claimq.queue.Answer;
 import dev.claimq.queue.BatchService;
 import dev.claimq.security.Role;
 import io.opentelemetry.api.trace.SpanContext;
+import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
@@ -47,20 +48,29 @@ public class BatchFinishResource {
               + " claim. One statement for the whole batch.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public Views.BatchResults complete(@Valid @NotNull Requests.CompleteBatch body) {
-    List<Long> ids =
-        guard.items(body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList());
-    List<BatchService.CompleteEntry> entries = new ArrayList<>();
-    for (int i = 0; i < ids.size(); i++) {
-      Requests.CompleteEntry entry = body.items().get(i);
-      entries.add(
-          new BatchService.CompleteEntry(ids.get(i), entry.claimToken(), entry.externalRef()));
-    }
+  public Uni<Views.BatchResults> complete(@Valid @NotNull Requests.CompleteBatch body) {
+    List<Long> asked = body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList();
     Instant start = Instant.now();
-    List<Answer> answers = batches.complete(entries, guard.actor());
-    record("claimq.complete", answers, start);
-    return Views.BatchResults.of(
-        answers, body.items().stream().map(Requests.CompleteEntry::id).toList());
+    String actor = guard.actor();
+    SpanContext request = ItemTraces.request();
+    return WorkerThread.call(
+            () -> {
+              List<Long> ids = guard.items(asked);
+              List<BatchService.CompleteEntry> entries = new ArrayList<>();
+              for (int i = 0; i < ids.size(); i++) {
+                Requests.CompleteEntry entry = body.items().get(i);
+                entries.add(
+                    new BatchService.CompleteEntry(
+                        ids.get(i), entry.claimToken(), entry.externalRef()));
+              }
+              return batches.complete(entries, actor);
+            })
+        .map(
+            answers -> {
+              record("claimq.complete", answers, request, start);
+              return Views.BatchResults.of(
+                  answers, body.items().stream().map(Requests.CompleteEntry::id).toList());
+            });
   }
 
   @POST
@@ -75,31 +85,38 @@ public class BatchFinishResource {
               + " 404 or 409. One statement for the whole batch.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public Views.BatchResults fail(@Valid @NotNull Requests.FailBatch body) {
-    List<Long> ids =
-        guard.items(body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList());
-    List<BatchService.FailEntry> entries = new ArrayList<>();
-    for (int i = 0; i < ids.size(); i++) {
-      Requests.FailEntry entry = body.items().get(i);
-      entries.add(
-          new BatchService.FailEntry(
-              ids.get(i),
-              entry.claimToken(),
-              entry.error(),
-              entry.retryable() == null || entry.retryable(),
-              "unknown".equals(entry.sent()),
-              entry.retryAfterSeconds()));
-    }
+  public Uni<Views.BatchResults> fail(@Valid @NotNull Requests.FailBatch body) {
+    List<Long> asked = body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList();
     Instant start = Instant.now();
-    List<Answer> answers = batches.fail(entries, guard.actor());
-    record("claimq.fail", answers, start);
-    return Views.BatchResults.of(
-        answers, body.items().stream().map(Requests.FailEntry::id).toList());
+    String actor = guard.actor();
+    SpanContext request = ItemTraces.request();
+    return WorkerThread.call(
+            () -> {
+              List<Long> ids = guard.items(asked);
+              List<BatchService.FailEntry> entries = new ArrayList<>();
+              for (int i = 0; i < ids.size(); i++) {
+                Requests.FailEntry entry = body.items().get(i);
+                entries.add(
+                    new BatchService.FailEntry(
+                        ids.get(i),
+                        entry.claimToken(),
+                        entry.error(),
+                        entry.retryable() == null || entry.retryable(),
+                        "unknown".equals(entry.sent()),
+                        entry.retryAfterSeconds()));
+              }
+              return batches.fail(entries, actor);
+            })
+        .map(
+            answers -> {
+              record("claimq.fail", answers, request, start);
+              return Views.BatchResults.of(
+                  answers, body.items().stream().map(Requests.FailEntry::id).toList());
+            });
   }
 
   /** Each entry's span in its item's trace, as the single call records it. */
-  private void record(String name, List<Answer> answers, Instant start) {
-    SpanContext request = ItemTraces.request();
+  private void record(String name, List<Answer> answers, SpanContext request, Instant start) {
     for (Answer answer : answers) {
       traces.record(name, answer.item(), answer.outcome(), request, start);
     }

@@ -27,8 +27,9 @@ import java.nio.charset.StandardCharsets;
  * claimq.limits.body-bytes (413), refuses bytes that are not UTF-8 (400), and tells a broken chunk
  * (400, see HttpFraming) from the service's own failures. Jackson's own decoder lets some through,
  * the overlong C0 80 for one, which it reads as NUL. This runs where the body is read, not in a
- * request filter, so that a chunked body on a non-blocking endpoint (the claims) is never read on
- * the I/O thread.
+ * request filter, so that a chunked body on a non-blocking endpoint (every endpoint with a body on
+ * the workers' and agents' path, see WorkerThread) is never read with blocking reads on the I/O
+ * thread.
  *
  * <p>It is Quarkus's own Jackson reader with the stream wrapped, and as an application provider it
  * is chosen before the built-in one. A reader interceptor did this before, and cost 4.2% of the

@@ -11,7 +11,6 @@ import dev.claimq.security.Role;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemFilter;
 import io.opentelemetry.api.trace.SpanContext;
-import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.Valid;
@@ -221,19 +220,25 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   // The body is optional: a bare POST (as curl sends it, with no Content-Type) claims too.
   @Consumes({MediaType.APPLICATION_JSON, MediaType.WILDCARD})
-  public RestResponse<ClaimedItemView> claim(
+  public Uni<RestResponse<ClaimedItemView>> claim(
       @PathParam("id") String id, @Valid Requests.Claim body) {
-    long itemId = guard.item(Params.itemId(id));
+    long itemId = Params.itemId(id);
     Requests.Claim claim = body == null ? new Requests.Claim(null, null) : body;
     Instant start = Instant.now();
-    Answer answer = work.claim(itemId, claim.worker(), claim.leaseSeconds());
-    if (answer.outcome() == Outcome.NOT_CLAIMED) {
-      return RestResponse.noContent(); // a lost race is no event, in the trace either
-    }
-    if (answer.outcome() == Outcome.CHANGED) {
-      traces.record("claimq.claim", answer.item(), answer.outcome(), ItemTraces.request(), start);
-    }
-    return RestResponse.ok(ClaimedItemView.of(Outcomes.itemOf(answer, itemId)));
+    SpanContext request = ItemTraces.request();
+    return WorkerThread.call(
+            () -> work.claim(guard.item(itemId), claim.worker(), claim.leaseSeconds()))
+        .map(
+            answer -> {
+              if (answer.outcome() == Outcome.NOT_CLAIMED) {
+                // A lost race is no event, in the trace either.
+                return RestResponse.<ClaimedItemView>noContent();
+              }
+              if (answer.outcome() == Outcome.CHANGED) {
+                traces.record("claimq.claim", answer.item(), answer.outcome(), request, start);
+              }
+              return RestResponse.ok(ClaimedItemView.of(Outcomes.itemOf(answer, itemId)));
+            });
   }
 
   @RolesAllowed(Role.WORKER)
@@ -274,19 +279,28 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
-  // Blocking: the finish runs here, on a worker thread; a long poll for next then parks without it.
-  @Blocking
   public Uni<Response> complete(
       @PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
-    long itemId = guard.item(Params.itemId(id));
+    long itemId = Params.itemId(id);
     Instant start = Instant.now();
     Requests.Next next = body.next();
-    Finished finished =
-        work.complete(
-            itemId, body.claimToken(), body.externalRef(), guard.actor(), nextClaim(next));
-    Answer answer = finished.answer();
-    traces.record("claimq.complete", answer.item(), answer.outcome(), ItemTraces.request(), start);
-    return finished(finished, itemId, next);
+    String actor = guard.actor();
+    SpanContext request = ItemTraces.request();
+    // The finish runs on a worker thread; a long poll for next then parks without one.
+    return WorkerThread.call(
+            () ->
+                work.complete(
+                    guard.item(itemId),
+                    body.claimToken(),
+                    body.externalRef(),
+                    actor,
+                    nextClaim(next)))
+        .flatMap(
+            finished -> {
+              Answer answer = finished.answer();
+              traces.record("claimq.complete", answer.item(), answer.outcome(), request, start);
+              return finished(finished, itemId, next, request);
+            });
   }
 
   @RolesAllowed(Role.WORKER)
@@ -316,24 +330,29 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
-  @Blocking
   public Uni<Response> fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
-    long itemId = guard.item(Params.itemId(id));
+    long itemId = Params.itemId(id);
     Instant start = Instant.now();
     Requests.Next next = body.next();
-    Finished finished =
-        work.fail(
-            itemId,
-            body.claimToken(),
-            body.error(),
-            body.retryable() == null || body.retryable(),
-            "unknown".equals(body.sent()),
-            body.retryAfterSeconds(),
-            guard.actor(),
-            nextClaim(next));
-    Answer answer = finished.answer();
-    traces.record("claimq.fail", answer.item(), answer.outcome(), ItemTraces.request(), start);
-    return finished(finished, itemId, next);
+    String actor = guard.actor();
+    SpanContext request = ItemTraces.request();
+    return WorkerThread.call(
+            () ->
+                work.fail(
+                    guard.item(itemId),
+                    body.claimToken(),
+                    body.error(),
+                    body.retryable() == null || body.retryable(),
+                    "unknown".equals(body.sent()),
+                    body.retryAfterSeconds(),
+                    actor,
+                    nextClaim(next)))
+        .flatMap(
+            finished -> {
+              Answer answer = finished.answer();
+              traces.record("claimq.fail", answer.item(), answer.outcome(), request, start);
+              return finished(finished, itemId, next, request);
+            });
   }
 
   /**
@@ -344,7 +363,8 @@ public class ItemsResource {
    * when it found nothing and the request may wait, the long poll takes over after the commit, so
    * no transaction spans its wait.
    */
-  private Uni<Response> finished(Finished finished, long itemId, Requests.Next next) {
+  private Uni<Response> finished(
+      Finished finished, long itemId, Requests.Next next, SpanContext request) {
     Answer answer = finished.answer();
     ItemView item = answer(answer, itemId); // a refusal is thrown here, before any claim
     if (next == null) {
@@ -353,7 +373,6 @@ public class ItemsResource {
     if (answer.outcome() != Outcome.CHANGED) {
       return Uni.createFrom().item(Response.ok(new FinishedItemView(item, null)).build());
     }
-    SpanContext request = ItemTraces.request();
     if (finished.next().isPresent()) {
       claimOrWait.claimedElsewhere(answer.item().queue);
       return Uni.createFrom().item(claimedNext(item, List.of(finished.next().get()), request));
@@ -398,9 +417,10 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView intent(@PathParam("id") String id, @Valid @NotNull Requests.Intent body) {
-    long itemId = guard.item(Params.itemId(id));
-    return answer(work.intent(itemId, body.claimToken()), itemId);
+  public Uni<ItemView> intent(@PathParam("id") String id, @Valid @NotNull Requests.Intent body) {
+    long itemId = Params.itemId(id);
+    return WorkerThread.call(() -> work.intent(guard.item(itemId), body.claimToken()))
+        .map(answer -> answer(answer, itemId));
   }
 
   @RolesAllowed(Role.WORKER)
@@ -423,10 +443,13 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "ReleaseRefused")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView release(@PathParam("id") String id, @Valid @NotNull Requests.Release body) {
-    long itemId = guard.item(Params.itemId(id));
+  public Uni<ItemView> release(@PathParam("id") String id, @Valid @NotNull Requests.Release body) {
+    long itemId = Params.itemId(id);
     long delay = body.delaySeconds() == null ? 0 : body.delaySeconds();
-    return answer(work.release(itemId, body.claimToken(), delay, guard.actor()), itemId);
+    String actor = guard.actor();
+    return WorkerThread.call(
+            () -> work.release(guard.item(itemId), body.claimToken(), delay, actor))
+        .map(answer -> answer(answer, itemId));
   }
 
   @RolesAllowed(Role.WORKER)
@@ -451,9 +474,12 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView heartbeat(@PathParam("id") String id, @Valid @NotNull Requests.Heartbeat body) {
-    long itemId = guard.item(Params.itemId(id));
-    return answer(work.heartbeat(itemId, body.claimToken(), body.leaseSeconds()), itemId);
+  public Uni<ItemView> heartbeat(
+      @PathParam("id") String id, @Valid @NotNull Requests.Heartbeat body) {
+    long itemId = Params.itemId(id);
+    return WorkerThread.call(
+            () -> work.heartbeat(guard.item(itemId), body.claimToken(), body.leaseSeconds()))
+        .map(answer -> answer(answer, itemId));
   }
 
   @RolesAllowed(Role.OPERATOR)

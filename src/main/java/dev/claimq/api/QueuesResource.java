@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import dev.claimq.longpoll.ClaimOrWait;
 import dev.claimq.queue.BatchService;
+import dev.claimq.queue.EnqueueService;
 import dev.claimq.queue.OperatorService;
 import dev.claimq.queue.Outcome;
 import dev.claimq.security.Role;
@@ -48,6 +49,7 @@ public class QueuesResource {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
   private final Agents agents;
+  private final EnqueueService enqueuer;
   private final ClaimOrWait claimOrWait;
   private final BatchService batches;
   private final OperatorService operators;
@@ -56,12 +58,14 @@ public class QueuesResource {
 
   QueuesResource(
       Agents agents,
+      EnqueueService enqueuer,
       ClaimOrWait claimOrWait,
       BatchService batches,
       OperatorService operators,
       QueueGuard guard,
       ItemTraces traces) {
     this.agents = agents;
+    this.enqueuer = enqueuer;
     this.claimOrWait = claimOrWait;
     this.batches = batches;
     this.operators = operators;
@@ -117,11 +121,16 @@ public class QueuesResource {
   @APIResponse(responseCode = "413", ref = "TooLarge")
   @APIResponse(responseCode = "422", ref = "DedupeConflict")
   @Consumes(MediaType.APPLICATION_JSON)
-  public RestResponse<ItemView> enqueue(
+  public Uni<RestResponse<ItemView>> enqueue(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.Enqueue body,
       @Context HttpHeaders headers) {
-    var enqueued = agents.enqueue(queue, body, ItemTraces.traceparent(headers));
+    NewItem item = agents.newItem(queue, body, ItemTraces.traceparent(headers));
+    return WorkerThread.call(() -> enqueuer.enqueue(item))
+        .map(answer -> enqueueAnswer(Agents.enqueued(answer)));
+  }
+
+  private static RestResponse<ItemView> enqueueAnswer(Agents.Enqueued enqueued) {
     ItemView item = enqueued.item();
     if (enqueued.created()) {
       // Relative, as documented: built from the Host header it would name whatever host a
@@ -239,7 +248,7 @@ public class QueuesResource {
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")
-  public Views.BatchResults enqueueBatch(
+  public Uni<Views.BatchResults> enqueueBatch(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.EnqueueBatch body,
       @Context HttpHeaders headers) {
@@ -260,7 +269,9 @@ public class QueuesResource {
               guard.actor(),
               traceparent));
     }
-    return Views.BatchResults.of(batches.enqueue(name, entries, guard.actor()));
+    String actor = guard.actor();
+    return WorkerThread.call(() -> batches.enqueue(name, entries, actor))
+        .map(Views.BatchResults::of);
   }
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
