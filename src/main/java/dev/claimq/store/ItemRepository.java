@@ -96,6 +96,8 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
           "leaseSeconds",
           "defaultLeaseSeconds");
   private static final Sql HEARTBEAT = FILE.take("heartbeat", "id", "token", "leaseSeconds");
+  private static final Sql COMPLETE_HELD =
+      FILE.take("complete-held", "id", "token", "externalRef", "actor");
   private static final Sql COMPLETE = FILE.take("complete", "id", "token", "externalRef", "actor");
   private static final Sql FAIL =
       FILE.take(
@@ -319,9 +321,19 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
     return complete(null, id, token, externalRef, actor);
   }
 
+  /**
+   * The holder's complete first (complete-held, the short statement of the common case); only when
+   * it changed nothing, complete, which decides every case and says why (item.sql).
+   */
   private Optional<Changed> complete(
       Connection held, long id, String token, String externalRef, String actor) {
-    return on(COMPLETE, held)
+    Optional<Changed> done = finishing(COMPLETE_HELD, held, id, token, externalRef, actor);
+    return done.isPresent() ? done : finishing(COMPLETE, held, id, token, externalRef, actor);
+  }
+
+  private Optional<Changed> finishing(
+      Sql complete, Connection held, long id, String token, String externalRef, String actor) {
+    return on(complete, held)
         .set("id", id)
         .set("token", token)
         .set("externalRef", externalRef)

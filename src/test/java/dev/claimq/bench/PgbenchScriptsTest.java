@@ -50,7 +50,7 @@ class PgbenchScriptsTest {
 
     assertThat(scripts.get("claim-complete.sql"))
         .contains(STATEMENTS.blocks().get("claim-next").sql() + "\n\\gset")
-        .contains(STATEMENTS.blocks().get("complete").sql() + ";");
+        .contains(STATEMENTS.blocks().get("complete-held").sql() + ";");
     SqlFile.Block enqueue = STATEMENTS.blocks().get("enqueue");
     String withoutRunAt = enqueue.with("runAt", "NULL");
     assertThat(scripts.get("enqueue.sql"))
@@ -73,7 +73,12 @@ class PgbenchScriptsTest {
     }
     assertThat(covered)
         .containsExactlyInAnyOrder(
-            "enqueue", "claim-next", "complete", "claim", "claim-next-batch", "complete-batch");
+            "enqueue",
+            "claim-next",
+            "complete-held",
+            "claim",
+            "claim-next-batch",
+            "complete-batch");
   }
 
   @Test
