@@ -12,7 +12,7 @@
 # Options: --seconds S (per drain; 20), --warmup S (enqueue + drain before the first figure; 20),
 # --threads N (8), --preload N (items per drain; 60,000), --top N (frames printed; 25),
 # --no-build. Environment: as bench/run.sh (BENCH_PGHOST, BENCH_PGPORT, BENCH_PGUSER,
-# BENCH_JAVA_OPTS), BENCH_DB (claimq_bench_profile: created here and dropped at the end),
+# BENCH_JAVA_OPTS, BENCH_MALLOC_ARENA_MAX), BENCH_DB (claimq_bench_profile: created here and dropped at the end),
 # BENCH_JAVA_HOME (the JDK that runs the service, and whose jcmd attaches the profiler; the java
 # on the PATH by default: the build stays Java 17 either way).
 set -Eeuo pipefail
@@ -39,7 +39,10 @@ case "$PGHOST_" in 127.*|localhost|::1) ;; *) echo "profile: loopback databases 
 case "$DB" in claimq_bench*) ;; *) echo "profile: BENCH_DB must start with claimq_bench" >&2; exit 2 ;; esac
 JAVA_BIN=java JCMD=jcmd
 if [ -n "${BENCH_JAVA_HOME:-}" ]; then JAVA_BIN=$BENCH_JAVA_HOME/bin/java JCMD=$BENCH_JAVA_HOME/bin/jcmd; fi
-JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m"}
+JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m -XX:TrimNativeHeapInterval=5000"}
+# The README's environment for the service: two malloc arenas (BENCH_MALLOC_ARENA_MAX; empty: the
+# C library's own choice).
+ARENAS=${BENCH_MALLOC_ARENA_MAX-2}
 OUT=target/profile
 AP_VERSION=4.2
 
@@ -114,7 +117,7 @@ since=$(date +%s%3N)
 QUARKUS_HTTP_PORT=$PORT QUARKUS_HTTP_HOST=127.0.0.1 \
   QUARKUS_DATASOURCE_JDBC_URL=jdbc:postgresql://$PGHOST_:$PGPORT_/$DB \
   QUARKUS_DATASOURCE_USERNAME=$PGUSER_ CLAIMQ_SCHEMA=claimq CLAIMQ_AUTH_KEYS=$KEYS \
-  "$JAVA_BIN" $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >"$WORK/service.log" 2>&1 &
+  ${ARENAS:+env MALLOC_ARENA_MAX=$ARENAS} "$JAVA_BIN" $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >"$WORK/service.log" 2>&1 &
 SVC_PID=$!
 loadgen start --url "$URL" --since-ms "$since" --timeout 120 >/dev/null \
   || { tail -n 40 "$WORK/service.log" >&2; exit 1; }
@@ -213,7 +216,7 @@ report() {   # mode
 {
   echo "# claimq profile, $(date -u +%Y-%m-%dT%H:%MZ)"
   echo
-  echo "Service: $("$JAVA_BIN" -version 2>&1 | sed -n 2p), \`$JAVA_OPTS_\`; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores."
+  echo "Service: $("$JAVA_BIN" -version 2>&1 | sed -n 2p), \`${ARENAS:+MALLOC_ARENA_MAX=$ARENAS }$JAVA_OPTS_\`; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores."
   echo "Without the profiler: $plain"
   report cpu
   report wall

@@ -19,7 +19,8 @@
 # reference-worker rows). Environment: BENCH_PGHOST (127.0.0.1), BENCH_PGPORT (5432),
 # BENCH_PGUSER (postgres), BENCH_DB (claimq_bench: created here and dropped at the end, whatever
 # happens), BENCH_JAVA_OPTS (JVM options for the service; by default those the README runs it
-# with; set it empty for the JVM's own choices).
+# with; set it empty for the JVM's own choices), BENCH_MALLOC_ARENA_MAX (the service's
+# MALLOC_ARENA_MAX, 2 as in the README; empty for the C library's own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -179,7 +180,10 @@ if [ -n "${BENCH_JAVA_HOME:-}" ]; then
   [ -x "$SERVICE_JAVA" ] || { log "BENCH_JAVA_HOME has no bin/java: $BENCH_JAVA_HOME"; exit 1; }
 fi
 JVM_VERSION=$("$SERVICE_JAVA" -version 2>&1 | sed -n 2p)
-JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m"}
+JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m -XX:TrimNativeHeapInterval=5000"}
+# The README's environment for the service: two malloc arenas (BENCH_MALLOC_ARENA_MAX; empty: the
+# C library's own choice).
+ARENAS=${BENCH_MALLOC_ARENA_MAX-2}
 NODE_VERSION=$(command -v node >/dev/null && node --version || echo none)
 BOSS_NODE_VERSION=$([ "$PGBOSS" = 1 ] && "$BOSS_NODE" --version || echo none)
 PYTHON_VERSION=$(command -v python3 >/dev/null && python3 --version | cut -d' ' -f2 || echo none)
@@ -210,7 +214,7 @@ start_service() {
   since=$(date +%s%3N)
   QUARKUS_HTTP_PORT=$PORT QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_DATASOURCE_JDBC_URL=$JDBC \
     QUARKUS_DATASOURCE_USERNAME=$PGUSER_ CLAIMQ_SCHEMA=$SCHEMA CLAIMQ_AUTH_KEYS=$KEYS \
-    "$SERVICE_JAVA" $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
+    ${ARENAS:+env MALLOC_ARENA_MAX=$ARENAS} "$SERVICE_JAVA" $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
   SVC_PID=$!
   loadgen start --url "$URL" --since-ms "$since" --timeout 60 >"$WORK/start.out" \
     || { tail -n 40 "$WORK/service.log" >&2; exit 1; }
@@ -549,7 +553,7 @@ JIT has barely started), so they are not judged against the targets. Figures com
 EOF
 fi
 cat <<EOF
-Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION, service started with \`java ${JAVA_OPTS_:+$JAVA_OPTS_ }-jar\`; Node.js $NODE_VERSION (Graphile Worker ${GRAPHILE_VERSION:-none}, the Node.js reference worker), Node.js $BOSS_NODE_VERSION (pg-boss ${PGBOSS_VERSION:-none}); Python $PYTHON_VERSION.
+Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION, service started with \`${ARENAS:+MALLOC_ARENA_MAX=$ARENAS }java ${JAVA_OPTS_:+$JAVA_OPTS_ }-jar\`; Node.js $NODE_VERSION (Graphile Worker ${GRAPHILE_VERSION:-none}, the Node.js reference worker), Node.js $BOSS_NODE_VERSION (pg-boss ${PGBOSS_VERSION:-none}); Python $PYTHON_VERSION.
 Run: \`bench/run.sh$([ "$MODE" = quick ] && echo " --quick")\`, $(date -u +%Y-%m-%d); median of $RUNS run$([ "$RUNS" = 1 ] || echo s) (lowest–highest in brackets); each figure ${SECONDS_PER} s after ${WARMUP} s warm-up; rates in items/s. claimq's figures include HTTP and the load generator, on the same cores; the peers run in-process, with no HTTP, talking to PostgreSQL directly.
 
 | $FIG | claimq | Compared with | Ratio | Target |
