@@ -1232,11 +1232,17 @@ class FaultScenariosIT extends FaultHarness {
       history.forgivenItems.addAll(lostCompletes);
       // A worker that claimed a lost item finishes it on the new primary, which never had it:
       // the id names no item now, or, reused since, an item the new primary made after the
-      // promotion (the 404 came before it was made).
+      // promotion (the 404 came before it was made). That item may hold another key, or the
+      // lost item's own key enqueued again: then the key's first ack is the lost one's, from
+      // before the promotion, and what tells the new item is its creation (a 201) after it.
       Map<String, Long> firstAckOfId = new HashMap<>();
+      Set<String> madeAfterPromotion = new HashSet<>();
       for (History.EnqueueAck ack : history.enqueueAcks) {
         if (ack.dedupeKey().equals(keyById.get(ack.itemId()))) {
           firstAckOfId.merge(ack.itemId(), ack.atNanos(), Math::min);
+          if (ack.status() == 201 && ack.atNanos() >= promotedAt) {
+            madeAfterPromotion.add(ack.itemId());
+          }
         }
       }
       var finishOfLost = java.util.regex.Pattern.compile("/v1/items/(\\d+)/\\w+ answered 404 ");
@@ -1245,6 +1251,7 @@ class FaultScenariosIT extends FaultHarness {
         var m = finishOfLost.matcher(violation);
         if (m.find()
             && (!keyById.containsKey(m.group(1))
+                || madeAfterPromotion.contains(m.group(1))
                 || firstAckOfId.getOrDefault(m.group(1), Long.MIN_VALUE) >= promotedAt)) {
           history.violations.remove(violation);
           finishesOfLostItems++;
