@@ -19,10 +19,6 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 class SchemaInvariantsTest {
-  private static final String ROW =
-      "INSERT INTO item (queue, dedupe_key, payload, max_attempts, traceparent)"
-          + " VALUES ('invariants', '%s', '{}', 1, NULL)";
-
   @Inject DataSource pool;
 
   @Test
@@ -64,8 +60,7 @@ class SchemaInvariantsTest {
       throws Exception {
     try (Connection connection = pool.getConnection();
         Statement statement = connection.createStatement()) {
-      statement.execute(String.format(ROW, "update-" + System.nanoTime()));
-      long id = lastId(statement);
+      long id = inserted(statement, "update-" + System.nanoTime());
       assertThatThrownBy(() -> statement.execute("UPDATE item SET releases = -1 WHERE id = " + id))
           .hasMessageContaining("item_releases_not_negative");
       assertThatThrownBy(
@@ -77,8 +72,13 @@ class SchemaInvariantsTest {
     }
   }
 
-  private static long lastId(Statement statement) throws SQLException {
-    try (ResultSet rows = statement.executeQuery("SELECT max(id) FROM item")) {
+  private static long inserted(Statement statement, String dedupeKey) throws SQLException {
+    try (ResultSet rows =
+        statement.executeQuery(
+            "INSERT INTO item (queue, dedupe_key, payload, max_attempts)"
+                + " VALUES ('invariants', '"
+                + dedupeKey
+                + "', '{}', 1) RETURNING id")) {
       rows.next();
       return rows.getLong(1);
     }
