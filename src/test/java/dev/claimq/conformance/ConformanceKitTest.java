@@ -93,6 +93,16 @@ class ConformanceKitTest {
         "def finish(self, path, body, tries=1000, headers=None, timeout=10):",
         "threading.Event().wait(delay)",
         "threading.Event().wait(0.05)"),
+    RETRIES_WITHOUT_JITTER(
+        "backs-off-when-claimq-is-down",
+        "waits a fixed 0.6 s before each retry while claimq answers 503",
+        "return random.uniform(0, min(cap, 0.5 * 2 ** attempt))",
+        "return 0.6") {
+      @Override
+      String reason() {
+        return "no jitter";
+      }
+    },
     IGNORES_POSSIBLY_SENT(
         "asks-provider-when-possibly-sent",
         "sends a possiblySent item without asking the provider",
@@ -136,6 +146,11 @@ class ConformanceKitTest {
       this.scenario = scenario;
       this.broken = broken;
       this.edits = List.of(edits);
+    }
+
+    /** What the failing verdict must say, where more than one rule of a scenario could fail. */
+    String reason() {
+      return "";
     }
   }
 
@@ -202,6 +217,7 @@ class ConformanceKitTest {
             .matcher(run.output);
     assertThat(verdict.find()).as(run.output).isTrue();
     assertThat(verdict.group(1)).as(run.output).isEqualTo("FAIL");
+    assertThat(verdict.group(2)).as(run.output).contains(mutant.reason());
     assertThat(run.output).contains("0 passed, 1 failed");
   }
 
