@@ -299,7 +299,7 @@ ref_workers() {   # figure, command...
 PGB_VARS=(-D queue=bench -D 'payload={"to": "bench@example.com", "k": 0}' -D priority=0
   -D maxAttempts=5 -D defaultMaxAttempts=5 -D enqueuedBy=dev-agent -D worker=bench
   -D leaseSeconds=600 -D defaultLeaseSeconds=60
-  -D externalRef=bench -D actor=dev-worker -D dupeKeys=1000 -D max=10
+  -D externalRef=bench -D actor=dev-worker -D dupeKeys=1000 -D max=10 -D held=0
   -D 'tokens=["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10"]')
 # Records pgbench's tps (times $4, the items per transaction, when given) as figure $1; a run
 # cut short (a client aborted, e.g. on an empty queue) still counts, flagged. Its sessions have
@@ -350,6 +350,10 @@ for run in $(seq 1 "$RUNS"); do
     [ "$(pending)" -gt 0 ] || flag "raw_drain_$n"
     echo "$c" >"$WORK/raw_clients_$n"
   done
+  # Complete with next: the one statement per item that the service runs for it.
+  reset; preload "$PRELOAD"
+  pgbench_ raw_next_8 8 complete-next.sql
+  [ "$(pending)" -gt 0 ] || flag raw_next_8
   reset; preload "$PRELOAD"
   sql "SELECT setval('public.bench_claim_ids', 1, false)" >/dev/null
   pgbench_ raw_claim_by_id "$CLIENTS" claim-by-id.sql
@@ -573,6 +577,7 @@ if [ -f "$WORK/next_skipped" ]; then
 else
   r=$(ratio svc_next_8 raw_drain_8)
   echo "| With next, one call per item, 8 workers | $(cell svc_next_8) | raw SQL, two statements $(cell raw_drain_8) | ${r:-—}× | ≥ 1.0× raw: $(verdict "$r" 1.0 ">=") |"
+  echo "| With next, against raw SQL of its own statement (complete-held-claim-next), 8 workers | $(cell svc_next_8) | raw SQL, one statement $(cell raw_next_8) | $(x svc_next_8 raw_next_8) | — |"
 fi
 echo "| Claim by id, $CLIENTS clients | $(cell svc_claim_by_id) | raw SQL $(cell raw_claim_by_id) | $(x svc_claim_by_id raw_claim_by_id) | — |"
 if [ "$BATCH" = 0 ]; then

@@ -265,6 +265,69 @@ closed AS (
 SELECT true AS changed, false AS late, f.*, a.claimed_at AS held_since FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL;
 
+-- name: complete-held-claim-next
+-- A holder's complete that asks for the next item (complete with next), in one statement:
+-- complete-held, then claim-next's claim of the finished item's queue. One round trip and one
+-- commit per item instead of the three round trips of a transaction of two statements, and
+-- PostgreSQL sets up and commits one statement instead of two. The claim depends on the finish:
+-- its queue is read from finished, so when this call finished nothing (a replay, a stale token, no
+-- such item) there is no queue and nothing is claimed, and the service then runs the
+-- two-statement transaction (complete-held, complete, claim-next), which says why as before. The
+-- pick cannot take the item being finished: it is sending in this statement's snapshot. Pick and
+-- policy are MATERIALIZED, and the pick locks with SKIP LOCKED under a LIMIT, for the reasons
+-- claim-next gives; the queue's policy row is empty while it is paused, so nothing is picked then.
+-- One row a part: claimed_next false for the finished item (with held_since, as complete-held
+-- answers), true for the claimed one (with possibly_sent and prior_attempts, as claim-next does).
+WITH finished AS (
+  UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
+                  lease_expires_at = NULL, updated_at = now()
+  WHERE id = :id AND claim_token = :token AND state = 'sending'
+  RETURNING *
+),
+closed AS (
+  UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
+  FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+),
+policy AS MATERIALIZED (
+  SELECT f.queue, coalesce(:leaseSeconds, p.lease_seconds, :defaultLeaseSeconds) AS lease_seconds
+  FROM finished f LEFT JOIN queue_policy p ON p.queue = f.queue
+  WHERE NOT coalesce(p.paused, false)
+),
+next AS MATERIALIZED (
+  SELECT id FROM item
+  WHERE queue = (SELECT queue FROM policy) AND state = 'pending' AND run_at <= now()
+  ORDER BY priority DESC, run_at, id
+  LIMIT 1
+  FOR UPDATE SKIP LOCKED
+),
+claimed AS (
+  UPDATE item i SET
+    state = 'sending', attempts = i.attempts + 1, claim_token = :nextToken, claimed_by = :worker,
+    lease_seconds = policy.lease_seconds,
+    lease_expires_at = now() + policy.lease_seconds * interval '1 second', updated_at = now()
+  FROM next, policy WHERE i.id = next.id
+  RETURNING i.*
+),
+opened AS (
+  INSERT INTO attempt (item_id, attempt, worker, token_hash)
+  SELECT id, attempts, claimed_by, encode(sha256(convert_to(claim_token, 'UTF8')), 'hex')
+  FROM claimed
+)
+SELECT false AS claimed_next, true AS changed, false AS late, f.*, a.claimed_at AS held_since,
+       NULL AS possibly_sent, NULL AS prior_attempts
+FROM finished f LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
+UNION ALL
+SELECT true, true, false, claimed.*, NULL,
+       EXISTS (SELECT FROM attempt a
+               WHERE a.item_id = claimed.id
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL))),
+       coalesce((SELECT jsonb_agg(jsonb_build_object(
+                    'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
+                    'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
+                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                  FROM attempt a WHERE a.item_id = claimed.id), '[]')
+FROM claimed;
+
 -- name: complete
 -- Only the current holder of a claim can finish it, and only while the item is still sending:
 -- once the reaper has released an expired lease, the old token matches nothing. The service runs

@@ -21,9 +21,9 @@ import org.jboss.logging.Logger;
 
 /**
  * Workers' use cases: claim, heartbeat, complete, fail. Each is one statement, and so its own
- * transaction (autocommit), whose one answer decides the outcome; a finish that also claims the
- * next item runs its two statements in one transaction, the claim only when the finish changed the
- * item.
+ * transaction (autocommit), whose one answer decides the outcome. A holder's complete that also
+ * claims the next item is one statement too; any other finish that claims the next item runs its
+ * statements in one transaction, the claim only when the finish changed the item.
  */
 @ApplicationScoped
 public class WorkService {
@@ -135,10 +135,32 @@ public class WorkService {
 
   /**
    * A complete, as above, and with {@code next} (null: none), when it finished the item, the claim
-   * of its queue's next due item in the same transaction (see {@link #finishing}).
+   * of its queue's next due item in the same transaction: the holder's complete and the claim as
+   * one statement, any other answer as {@link #finishing} gives it.
    */
   public Finished complete(
       long id, String token, String externalRef, String actor, NextClaim next) {
+    if (next != null) {
+      // The common case in one statement: the holder finishing its claim, and the next claim.
+      Optional<ItemRepository.HeldAndNext> held =
+          items.completeHeldAndClaimNext(
+              id,
+              token,
+              externalRef,
+              actor,
+              ClaimTokens.next(),
+              next.worker(),
+              next.leaseSeconds());
+      if (held.isPresent()) {
+        Finished finished =
+            new Finished(finish(held.get().finished(), token, ItemState.DONE), held.get().next());
+        counted(finished.answer(), externalRef);
+        finished.next().ifPresent(this::claimed);
+        return finished;
+      }
+      // It finished nothing: the transaction below says why (a replay, a late success, a stale
+      // token, no such item), and claims nothing then.
+    }
     return finishing(
         next,
         externalRef,

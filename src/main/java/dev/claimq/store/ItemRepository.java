@@ -46,6 +46,9 @@ import javax.sql.DataSource;
 @Startup // the statements are checked against this class when the service starts, not on first use
 public class ItemRepository implements PanacheRepository<Item>, FinishStatements {
 
+  /** A holder's complete that finished the item, and the claim of its queue's next item, if any. */
+  public record HeldAndNext(Changed finished, Optional<Item> next) {}
+
   /**
    * The row a conditional statement answered with, whether this call changed it, and, for a
    * complete, whether it was recorded as a late success instead.
@@ -99,6 +102,17 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private static final Sql COMPLETE_HELD =
       FILE.take("complete-held", "id", "token", "externalRef", "actor");
   private static final Sql COMPLETE = FILE.take("complete", "id", "token", "externalRef", "actor");
+  private static final Sql COMPLETE_HELD_CLAIM_NEXT =
+      FILE.take(
+          "complete-held-claim-next",
+          "id",
+          "token",
+          "externalRef",
+          "actor",
+          "nextToken",
+          "worker",
+          "leaseSeconds",
+          "defaultLeaseSeconds");
   private static final Sql FAIL =
       FILE.take(
           "fail",
@@ -341,6 +355,49 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .list(row -> new Changed(row.getBoolean("changed"), row.getBoolean("late"), finished(row)))
         .stream()
         .reduce(ItemRepository::onlyOne);
+  }
+
+  /**
+   * The holder's complete and the claim of its queue's next due item in one statement
+   * (complete-held-claim-next): empty when this call finished nothing (the item is not this claim's
+   * to finish), and then it claimed nothing either.
+   */
+  public Optional<HeldAndNext> completeHeldAndClaimNext(
+      long id,
+      String token,
+      String externalRef,
+      String actor,
+      String nextToken,
+      String worker,
+      Integer leaseSeconds) {
+    List<Changed> finished = new ArrayList<>(1);
+    List<Item> next = new ArrayList<>(1);
+    COMPLETE_HELD_CLAIM_NEXT
+        .on(dataSource)
+        .set("id", id)
+        .set("token", token)
+        .set("externalRef", externalRef)
+        .set("actor", actor)
+        .set("nextToken", nextToken)
+        .set("worker", worker)
+        .set("leaseSeconds", leaseSeconds)
+        .set("defaultLeaseSeconds", defaultLeaseSeconds)
+        .list(
+            row ->
+                row.getBoolean("claimed_next")
+                    ? next.add(claimed(row))
+                    : finished.add(new Changed(true, finished(row))));
+    if (finished.size() > 1 || next.size() > 1 || finished.isEmpty() && !next.isEmpty()) {
+      throw new IllegalStateException(
+          "complete-held-claim-next answered "
+              + finished.size()
+              + " finished and "
+              + next.size()
+              + " claimed rows");
+    }
+    return finished.stream()
+        .findFirst()
+        .map(done -> new HeldAndNext(done, next.stream().findFirst()));
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.claim;
 import static dev.claimq.Api.claimedNext;
 import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueue;
@@ -19,6 +20,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.claimq.AsAdmin;
 import dev.claimq.Race;
 import dev.claimq.longpoll.ParkedClaims;
+import dev.claimq.store.Item;
+import dev.claimq.store.ItemRepository;
+import dev.claimq.store.ItemState;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import io.restassured.response.Response;
@@ -41,6 +45,7 @@ class NextTest extends AsAdmin {
 
   @Inject ParkedClaims waiters;
   @Inject javax.sql.DataSource dataSource;
+  @Inject ItemRepository items;
 
   @Test
   void complete_with_next_answers_the_done_item_and_claims_the_next_one() throws Exception {
@@ -142,6 +147,70 @@ class NextTest extends AsAdmin {
         return row.getLong(1);
       }
     }
+  }
+
+  @Test
+  void the_next_claim_carries_its_earlier_attempts_as_claim_next_shows_them() {
+    String queue = uniqueQueue("next-history");
+    String first = enqueued(queue, "a", 1);
+    String second = enqueued(queue, "b", 2);
+    // The second item's first claim is handed back: a released attempt, and due again now.
+    String released = claim(second, Map.of("worker", "w0")).then().extract().path("claimToken");
+    json()
+        .body(Map.of("claimToken", released))
+        .post("/v1/items/{id}/release", second)
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("pending"));
+    String token = claimedNext(queue, "w1").path("claimToken");
+
+    complete(first, Map.of("claimToken", token, "next", Map.of("worker", "w2")))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("done"))
+        .body("next.id", equalTo(second))
+        .body("next.attempts", equalTo(1))
+        .body("next.possiblySent", equalTo(false))
+        .body("next.priorAttempts.size()", equalTo(1))
+        .body("next.priorAttempts[0].worker", equalTo("w0"))
+        .body("next.priorAttempts[0].outcome", equalTo("released"));
+  }
+
+  @Test
+  void the_holders_complete_and_the_next_claim_are_one_statement_that_claims_only_after_a_finish() {
+    String queue = uniqueQueue("next-statement");
+    long first = Long.parseLong(enqueued(queue, "a", 1));
+    long second = Long.parseLong(enqueued(queue, "b", 2));
+    String token = claimedNext(queue, "w").path("claimToken");
+
+    // Not this claim's to finish: nothing finished, nothing claimed.
+    assertThat(items.completeHeldAndClaimNext(first, "not-it", "r", "a", "t-1", "n", null))
+        .isEmpty();
+    assertThat(items.completeHeldAndClaimNext(second, token, "r", "a", "t-2", "n", 60)).isEmpty();
+    assertThat(sending(queue)).as("only the first claim").isEqualTo(1);
+
+    ItemRepository.HeldAndNext done =
+        items.completeHeldAndClaimNext(first, token, "msg_1", "a", "t-3", "n", 60).orElseThrow();
+
+    assertThat(done.finished().changed()).isTrue();
+    assertThat(done.finished().item().id).isEqualTo(first);
+    assertThat(done.finished().item().state).isEqualTo(ItemState.DONE);
+    assertThat(done.finished().item().externalRef).isEqualTo("msg_1");
+    assertThat(done.finished().item().heldSince).as("when its claim began").isNotNull();
+    Item next = done.next().orElseThrow();
+    assertThat(next.id).isEqualTo(second);
+    assertThat(next.state).isEqualTo(ItemState.SENDING);
+    assertThat(next.claimToken).isEqualTo("t-3");
+    assertThat(next.claimedBy).isEqualTo("n");
+    assertThat(next.priorAttempts).isEmpty();
+
+    // Its repeat finishes nothing, so it claims nothing.
+    assertThat(items.completeHeldAndClaimNext(first, token, "msg_1", "a", "t-4", "n", 60))
+        .isEmpty();
+    ItemRepository.HeldAndNext last =
+        items.completeHeldAndClaimNext(second, "t-3", "msg_2", "a", "t-5", "n", 60).orElseThrow();
+    assertThat(last.next()).as("nothing left to claim").isEmpty();
+    assertThat(sending(queue)).isZero();
   }
 
   @Test

@@ -18,7 +18,7 @@ import java.util.stream.Stream;
  * marker lines {@code -- item.sql: <block>}, optionally {@code (parameter: replacement)} for a
  * parameter pgbench cannot bind (a null, the rows of an earlier statement), several separated by
  * {@code "; "}; each marker is followed by that block of db/item.sql, ended by ";" or by the
- * template's next {@code \gset}.
+ * template's next {@code \gset} or {@code \aset}.
  *
  * <p>bench/run.sh runs it from the build's classes: {@code java -cp
  * target/classes:target/test-classes dev.claimq.bench.PgbenchScripts bench/pgbench OUT}.
@@ -26,6 +26,9 @@ import java.util.stream.Stream;
 public final class PgbenchScripts {
   static final Pattern MARKER = Pattern.compile("^-- item\\.sql: ([a-z0-9-]+)(?: \\((.+)\\))?$");
   private static final Pattern REPLACEMENT = Pattern.compile("(\\w+): (.+)");
+
+  /** pgbench's commands that keep a statement's row in variables, ending the statement. */
+  private static final Pattern KEPT = Pattern.compile("\\\\[ga]set\\b");
 
   private PgbenchScripts() {}
 
@@ -100,8 +103,8 @@ public final class PgbenchScripts {
                   .with(parameter.group(1), parameter.group(2));
         }
       }
-      boolean gset = i + 1 < lines.size() && lines.get(i + 1).strip().startsWith("\\gset");
-      script.append(sql).append(gset ? "\n" : ";\n");
+      boolean kept = i + 1 < lines.size() && KEPT.matcher(lines.get(i + 1).strip()).lookingAt();
+      script.append(sql).append(kept ? "\n" : ";\n");
     }
     return script.toString();
   }

@@ -63,7 +63,7 @@ class PgbenchScriptsTest {
   }
 
   @Test
-  void the_scripts_cover_enqueue_claim_next_complete_claim_by_id_and_the_batch_drain()
+  void the_scripts_cover_enqueue_claim_next_complete_claim_by_id_complete_next_and_the_batch_drain()
       throws Exception {
     Set<String> covered = new TreeSet<>();
     try (var files = Files.list(TEMPLATES)) {
@@ -78,7 +78,8 @@ class PgbenchScriptsTest {
             "complete-held",
             "claim",
             "claim-next-batch",
-            "complete-batch");
+            "complete-batch",
+            "complete-held-claim-next");
   }
 
   @Test
@@ -111,25 +112,43 @@ class PgbenchScriptsTest {
             "claim-by-id.sql",
             "claim-complete.sql",
             "batch-claim-complete.sql")) {
-      Processes.Result run = pgbench(out.resolve(script));
+      Processes.Result run = pgbench(out.resolve(script), 1);
       assertThat(run.exit()).as(script + ":\n" + run.output()).isZero();
       assertThat(run.output()).as(script).contains("actually processed: 1/1");
     }
+    // Complete with next: a claim, then two rounds that each finish the item held and claim one.
+    Processes.Result run = pgbench(out.resolve("complete-next.sql"), 3);
+    assertThat(run.exit()).as("complete-next.sql:\n" + run.output()).isZero();
+    assertThat(run.output()).contains("actually processed: 3/3");
 
     // What they did, counted in the table: each claim opened an attempt, each complete closed it.
     assertThat(count("SELECT count(*) FROM " + SCHEMA + ".item WHERE dedupe_key NOT LIKE 'pre-%'"))
         .as("the enqueues' items")
         .isBetween(1L, 2L);
-    assertThat(count("SELECT count(*) FROM " + SCHEMA + ".attempt")).isEqualTo(1 + 1 + 10);
+    assertThat(count("SELECT count(*) FROM " + SCHEMA + ".attempt")).isEqualTo(1 + 1 + 10 + 3);
     assertThat(count("SELECT count(*) FROM " + SCHEMA + ".item WHERE state = 'done'"))
-        .isEqualTo(1 + 10);
+        .isEqualTo(1 + 10 + 2);
+    assertThat(count("SELECT count(*) FROM " + SCHEMA + ".item WHERE state = 'sending'"))
+        .as("claim-by-id.sql's claim, and the item complete-next.sql holds at its end")
+        .isEqualTo(1 + 1);
   }
 
-  private static Processes.Result pgbench(Path script) throws Exception {
+  private static Processes.Result pgbench(Path script, int transactions) throws Exception {
     List<String> command = new ArrayList<>();
     command.add(pgbenchBinary());
     command.addAll(
-        List.of("-n", "-M", "prepared", "-c", "1", "-t", "1", "-h", "127.0.0.1", "-U", "postgres"));
+        List.of(
+            "-n",
+            "-M",
+            "prepared",
+            "-c",
+            "1",
+            "-t",
+            String.valueOf(transactions),
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres"));
     for (String variable :
         List.of(
             "queue=bench",
@@ -145,6 +164,7 @@ class PgbenchScriptsTest {
             "actor=bench",
             "dupeKeys=1",
             "max=10",
+            "held=0",
             "tokens=[\"t1\", \"t2\", \"t3\", \"t4\", \"t5\", \"t6\", \"t7\", \"t8\", \"t9\", \"t10\"]")) {
       command.add("-D");
       command.add(variable);
