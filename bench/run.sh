@@ -5,8 +5,8 @@
 # Node.js 20 or later; pg-boss 12 on the Node.js 22 that `npm ci` in bench/pgboss installs), in
 # one go. Prints one Markdown table (medians of several runs) on stdout; progress goes to stderr.
 #
-#   bench/run.sh            # full: 3 runs, 10 s per figure, backlog and churn 1,000,000 (well
-#                           # over an hour on 2 cores; docs/performance.md says how long)
+#   bench/run.sh            # full: 3 runs, 10 s per figure, backlog and churn 1,000,000 (40 to
+#                           # 70 minutes on 2 cores; docs/performance.md says how long)
 #   bench/run.sh --quick    # smoke test: 1 run, 1 s per figure, small backlogs (about 6 minutes
 #                           # on a quiet machine); it proves every row works, and its table says
 #                           # it holds no figures
