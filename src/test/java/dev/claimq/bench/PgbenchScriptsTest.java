@@ -3,6 +3,7 @@ package dev.claimq.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.claimq.MigratedSchema;
 import dev.claimq.Processes;
 import dev.claimq.store.SqlFile;
 import java.nio.file.Files;
@@ -16,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,19 +29,19 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PgbenchScriptsTest {
   private static final Path TEMPLATES = Path.of("bench", "pgbench");
-  private static final String URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
-  private static final String SCHEMA = "claimq_pgbench";
+  private static final String URL = MigratedSchema.URL;
+  private static final MigratedSchema MIGRATED = new MigratedSchema("claimq_pgbench");
+  private static final String SCHEMA = MIGRATED.name();
   private static final SqlFile STATEMENTS = SqlFile.load("db/item.sql");
 
   @BeforeAll
   static void migrate() {
-    flyway().clean();
-    flyway().migrate();
+    MIGRATED.migrate();
   }
 
   @AfterAll
   static void drop() throws Exception {
-    sql("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+    MIGRATED.drop();
   }
 
   @Test
@@ -189,22 +189,8 @@ class PgbenchScriptsTest {
     }
   }
 
-  private static Flyway flyway() {
-    return Flyway.configure()
-        .dataSource(URL, "postgres", "")
-        .schemas(SCHEMA)
-        .defaultSchema(SCHEMA)
-        .createSchemas(true)
-        .cleanDisabled(false)
-        .locations("classpath:db/migration")
-        .load();
-  }
-
   private static void sql(String statement) throws Exception {
-    try (Connection connection = DriverManager.getConnection(URL, "postgres", "");
-        Statement st = connection.createStatement()) {
-      st.execute(statement);
-    }
+    MigratedSchema.execute(statement);
   }
 
   private static long count(String query) throws Exception {
