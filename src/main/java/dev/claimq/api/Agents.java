@@ -14,7 +14,7 @@ import dev.claimq.security.Caller;
 import dev.claimq.security.Role;
 import dev.claimq.store.ItemState;
 import dev.claimq.store.NewItem;
-import jakarta.enterprise.context.RequestScoped;
+import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -23,8 +23,11 @@ import java.util.List;
  * What an agent may ask, without HTTP around it: the REST enqueue and the MCP tools answer from
  * here, with the same checks of the key, the queue and every value, and the same refusals (thrown,
  * and worded by {@link ProblemMappers#problemOf}).
+ *
+ * <p>One for the application: the caller is the current request's (its proxy), and the settings are
+ * read once, not on every enqueue.
  */
-@RequestScoped
+@ApplicationScoped
 public class Agents {
   /** An agent's own work, a page at a time. */
   public static final int DEFAULT_PAGE = 20;

@@ -3,7 +3,7 @@ package dev.claimq.api;
 import dev.claimq.queue.ItemLookup;
 import dev.claimq.queue.Outcome;
 import dev.claimq.security.Caller;
-import jakarta.enterprise.context.RequestScoped;
+import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -11,9 +11,10 @@ import java.util.stream.Collectors;
 
 /**
  * Keeps a key limited to some queues inside them. Roles are checked by @RolesAllowed; this is the
- * part that depends on data (an item's queue), so resources call it before acting.
+ * part that depends on data (an item's queue), so resources call it before acting. The caller is
+ * the current request's (its proxy).
  */
-@RequestScoped
+@ApplicationScoped
 class QueueGuard {
   private final Caller caller;
   private final ItemLookup lookup;
