@@ -146,7 +146,10 @@ public final class LoadGen {
           latency      --rate R: claim-next + complete at R/s, open loop; claim p50/p99 (ms)
           process      --max 100: batch-drains the queue until it is empty     (items, items/s)
           park         --threads N --wait S: N long-polls parked on an empty queue for --seconds
-                       (or until the file --until exists), each asked again when answered 204
+                       (or until the file --until exists), each asked again when answered 204;
+                       --spread yes: poll t's first wait is 1 + t mod S seconds, so that their
+                       waits run out evenly over S seconds, as those of workers that did not all
+                       start in the same second do (without it: all together)
                                                                   (parked, answered, errors)
         common: --threads N (8) --warmup S (1) --seconds S (5) --queue Q (bench) --pid P (the
           service's pid, for CPU per 1,000 items and RSS) --run ID (keeps dedupe keys unique)""");
@@ -371,22 +374,28 @@ public final class LoadGen {
   /**
    * Parks --threads long-polls (claim-next with --wait seconds) on a queue that stays empty, for
    * --seconds, each asked again as soon as it is answered; small thread stacks, so that thousands
-   * fit. Prints how many were parked at once, and any answer other than 204.
+   * fit. With --spread yes, the first waits are staggered over 1 to --wait seconds, so that from
+   * then on the polls run out and ask again evenly, --threads ÷ --wait per second; without it,
+   * they all run out together, every --wait seconds. Prints how many were parked at once, and
+   * any answer other than 204.
    */
   String park() throws Exception {
     int wait = Integer.parseInt(opts.getOrDefault("wait", "20"));
-    String body = "{\"worker\":\"bench-parked\",\"leaseSeconds\":60,\"waitSeconds\":" + wait + "}";
+    boolean spread = "yes".equals(opts.getOrDefault("spread", "no"));
+    String body = bodyWaiting(wait);
     LongAdder connected = new LongAdder();
     LongAdder answered = new LongAdder();
     List<Thread> parked = new ArrayList<>();
     long end = System.nanoTime() + (long) (seconds * 1e9);
     for (int t = 0; t < threads; t++) {
+      String first = spread ? bodyWaiting(1 + t % wait) : body;
       Thread w =
           new Thread(
               null,
               () -> {
                 Http http = null;
                 boolean counted = false;
+                String ask = first;
                 while (!stop && System.nanoTime() < end) {
                   try {
                     if (http == null) {
@@ -399,7 +408,8 @@ public final class LoadGen {
                         counted = true;
                       }
                     }
-                    Response r = http.post("/v1/queues/" + queue + "/claim", WORKER, body);
+                    Response r = http.post("/v1/queues/" + queue + "/claim", WORKER, ask);
+                    ask = body;
                     answered.increment();
                     if (r.status != 204) {
                       fail(r);
@@ -432,6 +442,10 @@ public final class LoadGen {
     stop = true;
     return "parked=" + connected.sum() + " answered=" + answered.sum() + " errors=" + errors.sum()
         + (errors.sum() > 0 ? " error_sample=" + errorSample.replace(' ', '_') : "");
+  }
+
+  static String bodyWaiting(int seconds) {
+    return "{\"worker\":\"bench-parked\",\"leaseSeconds\":60,\"waitSeconds\":" + seconds + "}";
   }
 
   final AtomicLong nextId = new AtomicLong(-1);

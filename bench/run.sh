@@ -236,6 +236,22 @@ stop_service() {
   SVC_PID=
 }
 
+# PARKED long-polls on the empty queue "parked", in the background, until unpark: "park yes"
+# spreads their waits' ends evenly over the 20 s wait, "park no" asks them all at once. unpark
+# flags $1 unless every one was parked and none was answered other than 204.
+park() {
+  rm -f "$WORK/parked.done"
+  bounded $((WARMUP + SECONDS_PER + 150)) java -Xss256k -cp "$WORK/loadgen" LoadGen park --url "$URL" \
+    --threads "$PARKED" --queue parked --wait 20 --spread "$1" --seconds $((WARMUP + SECONDS_PER + 120)) \
+    --until "$WORK/parked.done" >"$WORK/park.out" &
+  park_pid=$!
+}
+unpark() {
+  touch "$WORK/parked.done"
+  wait "$park_pid" || true
+  [ "$(kv "$(cat "$WORK/park.out")" parked)" = "$PARKED" ] && [ "$(kv "$(cat "$WORK/park.out")" errors)" = 0 ] \
+    || { log "parked long-polls: $(cat "$WORK/park.out")"; flag "$1"; }
+}
 reset() { sql "TRUNCATE item, attempt, item_action RESTART IDENTITY"; }
 # Pending items in queue "bench", numbered from $2. Then the table is settled as a live one would
 # be (statistics, hint bits set, no autovacuum due) and the preload's WAL flushed, so that neither
@@ -446,18 +462,18 @@ for run in $(seq 1 "$RUNS"); do
   record rss_mb "$(awk -v k="$rss" 'BEGIN {printf "%.0f", k / 1024}')"
   # PARKED long-polls on an empty queue beside the 8-worker drain: the database connections they
   # keep busy, the service's RSS growth, and the drain's p99 against the same drain without them.
+  # The target's row has their waits spread: each runs out and asks again at its own time,
+  # PARKED / 20 a second, as for idle workers that did not all start in the same second. The row
+  # after it asks them all at once and times the drain so that their waits run out together in
+  # the middle of its measured window: 2,000 answers and 2,000 new polls in a second or two (a
+  # fleet started, or reconnected, at once).
   log "run $run/$RUNS: $PARKED parked long-polls beside the 8-worker drain"
   reset; preload "$PRELOAD"
   out=$(loadgen drain "${common[@]}" --threads 8)
   alive; record lp_base_p99 "$(kv "$out" p99_ms)"
   reset; preload "$PRELOAD"
   rss0=$(vmrss)
-  park_for=$((WARMUP + SECONDS_PER + 120))   # an upper bound: it ends when the drain has
-  rm -f "$WORK/parked.done"
-  bounded $((park_for + 30)) java -Xss256k -cp "$WORK/loadgen" LoadGen park --url "$URL" \
-    --threads "$PARKED" --queue parked --wait 20 --seconds "$park_for" --until "$WORK/parked.done" \
-    >"$WORK/park.out" &
-  park_pid=$!
+  park yes
   sleep 10   # every long-poll asked and parked (2,000 connections and threads on 2 cores)
   busy=0
   for _ in $(seq 1 20); do   # the busiest of 20 looks over 2 s; the service's idle pool is not held
@@ -471,11 +487,17 @@ for run in $(seq 1 "$RUNS"); do
   alive; record lp_p99 "$(kv "$out" p99_ms)"
   record lp_rss_growth_mb "$(awk -v a="$rss0" -v b="$(vmrss)" 'BEGIN {printf "%.0f", (b - a) / 1024}')"
   e=$(kv "$out" errors); [ "${e:-0}" = 0 ] || flag lp_p99
-  touch "$WORK/parked.done"
-  wait "$park_pid" || true
-  parked=$(kv "$(cat "$WORK/park.out")" parked)
-  [ "${parked:-0}" = "$PARKED" ] && [ "$(kv "$(cat "$WORK/park.out")" errors)" = 0 ] \
-    || { log "parked long-polls: $(cat "$WORK/park.out")"; flag lp_busy_conns; }
+  unpark lp_busy_conns
+  log "run $run/$RUNS: $PARKED long-polls whose waits run out together inside the drain"
+  reset; preload "$PRELOAD"
+  park no
+  # Their 20 s waits began over the first second or two: the measured window's middle at 21 s.
+  together=$((21 - WARMUP - SECONDS_PER / 2)); [ "$together" -ge 5 ] || together=5
+  sleep "$together"
+  out=$(loadgen drain "${common[@]}" --threads 8)
+  alive; record lp_herd_p99 "$(kv "$out" p99_ms)"
+  e=$(kv "$out" errors); [ "${e:-0}" = 0 ] || flag lp_herd_p99
+  unpark lp_herd_p99
   if [ "$WORKERS" = 1 ]; then
     log "run $run/$RUNS: the reference workers (examples/workers)"
     [ "$PYTHON_WORKER" = 0 ] || ref_workers ref_python python3 examples/workers/worker.py
@@ -629,11 +651,13 @@ if [ -n "$(dry lat_big_p50)$(dry lat_small_p50)" ]; then FLAT_VERDICT="not measu
 LP_CHANGE=$(awk -v a="$(median lp_p99)" -v b="$(median lp_base_p99)" 'BEGIN {if (a != "" && b > 0) printf "%.0f", 100 * (a / b - 1)}')
 LP_SHOWN=—; [ -z "$LP_CHANGE" ] || LP_SHOWN="$([ "$LP_CHANGE" -lt 0 ] || echo +)$LP_CHANGE%"
 LP_CONN=$(median lp_busy_conns); LP_RSS=$(median lp_rss_growth_mb)
+HERD=$(awk -v a="$(median lp_herd_p99)" -v b="$(median lp_base_p99)" 'BEGIN {if (a != "" && b > 0) printf "%+.0f%%", 100 * (a / b - 1)}')
 cat <<EOF
 | Claim latency at $LATENCY_RATE claims/s, backlog $(num "$BACKLOG"): p50 / p99 (ms) | $(cell lat_big_p50 2) / $(cell lat_big_p99 2) | — | — | p99 ≤ 10 ms: $(verdict "$P99" 10 "<=") |
 | Claim latency at $LATENCY_RATE claims/s, backlog $(num "$SMALL_BACKLOG"): p50 / p99 (ms) | $(cell lat_small_p50 2) / $(cell lat_small_p99 2) | — | — | — |
 | Claim cost, backlog $(num "$SMALL_BACKLOG") → $(num "$BACKLOG") (p50 ÷ p50) | ${FLAT:-—}× | p99 ÷ p99: $(x lat_big_p99 lat_small_p99) | — | flat (≤ 1.25×): $FLAT_VERDICT |
-| $(num "$PARKED") parked long-polls beside the 8-worker drain: database connections they keep busy, RSS growth (MB), drain p99 (ms, claim + complete) | $(cell lp_busy_conns) connections; +$(cell lp_rss_growth_mb) MB; p99 $(cell lp_p99 2) | p99 without them $(cell lp_base_p99 2) | p99 $LP_SHOWN | 0 connections: $(verdict "$LP_CONN" 0 "<="); RSS +≤ 50 MB: $(verdict "$LP_RSS" 50 "<="); p99 +≤ 20%: $(verdict "$LP_CHANGE" 20 "<=") |
+| $(num "$PARKED") parked long-polls beside the 8-worker drain, their 20 s waits running out at their own times: database connections they keep busy, RSS growth (MB), drain p99 (ms, claim + complete) | $(cell lp_busy_conns) connections; +$(cell lp_rss_growth_mb) MB; p99 $(cell lp_p99 2) | p99 without them $(cell lp_base_p99 2) | p99 $LP_SHOWN | 0 connections: $(verdict "$LP_CONN" 0 "<="); RSS +≤ 50 MB: $(verdict "$LP_RSS" 50 "<="); p99 +≤ 20%: $(verdict "$LP_CHANGE" 20 "<=") |
+| The same $(num "$PARKED") asked at once, their waits running out together in the middle of the drain's measured window: drain p99 (ms) | p99 $(cell lp_herd_p99 2) | p99 without them $(cell lp_base_p99 2) | p99 ${HERD:-—} | — |
 | Service CPU per 1,000 items: claim-next + complete, 8 workers (ms) | $(cell svc_drain_8_cpu) | enqueue: $(cell svc_enqueue_cpu) | — | — |
 | Service RSS under load (MB, VmRSS, highest seen) | $(cell rss_mb) | — | — | ≤ 200 MB: $(verdict "$(median rss_mb)" 200 "<=") |
 | JVM start to first served request (ms) | $(cell start_ms) | — | — | ≤ 2,000 ms: $(verdict "$(median start_ms)" 2000 "<=") |
