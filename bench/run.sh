@@ -26,6 +26,7 @@ cd "$(dirname "$0")/.."
 
 MODE=full RUNS=3 SECONDS_PER=10 WARMUP=3 BACKLOG=1000000 PRELOAD=200000 CLIENTS=8 SERVICE_WARMUP=30
 CHURN=1000000 BIG_PRELOAD=400000 PARKED=2000
+PARK_WAIT=20   # the parked long-polls' waitSeconds: the API's longest
 BUILD=1 BATCH=1 PGBOSS=1 GRAPHILE=1 WORKERS=1
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 args=("$@")
@@ -237,12 +238,12 @@ stop_service() {
 }
 
 # PARKED long-polls on the empty queue "parked", in the background, until unpark: "park yes"
-# spreads their waits' ends evenly over the 20 s wait, "park no" asks them all at once. unpark
+# spreads their waits' ends evenly over PARK_WAIT, "park no" asks them all at once. unpark
 # flags $1 unless every one was parked and none was answered other than 204.
 park() {
   rm -f "$WORK/parked.done"
   bounded $((WARMUP + SECONDS_PER + 150)) java -Xss256k -cp "$WORK/loadgen" LoadGen park --url "$URL" \
-    --threads "$PARKED" --queue parked --wait 20 --spread "$1" --seconds $((WARMUP + SECONDS_PER + 120)) \
+    --threads "$PARKED" --queue parked --wait "$PARK_WAIT" --spread "$1" --seconds $((WARMUP + SECONDS_PER + 120)) \
     --until "$WORK/parked.done" >"$WORK/park.out" &
   park_pid=$!
 }
@@ -463,7 +464,7 @@ for run in $(seq 1 "$RUNS"); do
   # PARKED long-polls on an empty queue beside the 8-worker drain: the database connections they
   # keep busy, the service's RSS growth, and the drain's p99 against the same drain without them.
   # The target's row has their waits spread: each runs out and asks again at its own time,
-  # PARKED / 20 a second, as for idle workers that did not all start in the same second. The row
+  # PARKED / PARK_WAIT a second, as for idle workers that did not all start in the same second. The row
   # after it asks them all at once and times the drain so that their waits run out together in
   # the middle of its measured window: 2,000 answers and 2,000 new polls in a second or two (a
   # fleet started, or reconnected, at once).
@@ -491,8 +492,9 @@ for run in $(seq 1 "$RUNS"); do
   log "run $run/$RUNS: $PARKED long-polls whose waits run out together inside the drain"
   reset; preload "$PRELOAD"
   park no
-  # Their 20 s waits began over the first second or two: the measured window's middle at 21 s.
-  together=$((21 - WARMUP - SECONDS_PER / 2)); [ "$together" -ge 5 ] || together=5
+  # Their waits began over the first second or two: the measured window's middle a second after
+  # the first of them runs out.
+  together=$((PARK_WAIT + 1 - WARMUP - SECONDS_PER / 2)); [ "$together" -ge 5 ] || together=5
   sleep "$together"
   out=$(loadgen drain "${common[@]}" --threads 8)
   alive; record lp_herd_p99 "$(kv "$out" p99_ms)"
@@ -656,7 +658,7 @@ cat <<EOF
 | Claim latency at $LATENCY_RATE claims/s, backlog $(num "$BACKLOG"): p50 / p99 (ms) | $(cell lat_big_p50 2) / $(cell lat_big_p99 2) | — | — | p99 ≤ 10 ms: $(verdict "$P99" 10 "<=") |
 | Claim latency at $LATENCY_RATE claims/s, backlog $(num "$SMALL_BACKLOG"): p50 / p99 (ms) | $(cell lat_small_p50 2) / $(cell lat_small_p99 2) | — | — | — |
 | Claim cost, backlog $(num "$SMALL_BACKLOG") → $(num "$BACKLOG") (p50 ÷ p50) | ${FLAT:-—}× | p99 ÷ p99: $(x lat_big_p99 lat_small_p99) | — | flat (≤ 1.25×): $FLAT_VERDICT |
-| $(num "$PARKED") parked long-polls beside the 8-worker drain, their 20 s waits running out at their own times: database connections they keep busy, RSS growth (MB), drain p99 (ms, claim + complete) | $(cell lp_busy_conns) connections; +$(cell lp_rss_growth_mb) MB; p99 $(cell lp_p99 2) | p99 without them $(cell lp_base_p99 2) | p99 $LP_SHOWN | 0 connections: $(verdict "$LP_CONN" 0 "<="); RSS +≤ 50 MB: $(verdict "$LP_RSS" 50 "<="); p99 +≤ 20%: $(verdict "$LP_CHANGE" 20 "<=") |
+| $(num "$PARKED") parked long-polls beside the 8-worker drain, their $PARK_WAIT s waits running out at their own times: database connections they keep busy, RSS growth (MB), drain p99 (ms, claim + complete) | $(cell lp_busy_conns) connections; +$(cell lp_rss_growth_mb) MB; p99 $(cell lp_p99 2) | p99 without them $(cell lp_base_p99 2) | p99 $LP_SHOWN | 0 connections: $(verdict "$LP_CONN" 0 "<="); RSS +≤ 50 MB: $(verdict "$LP_RSS" 50 "<="); p99 +≤ 20%: $(verdict "$LP_CHANGE" 20 "<=") |
 | The same $(num "$PARKED") asked at once, their waits running out together in the middle of the drain's measured window: drain p99 (ms) | p99 $(cell lp_herd_p99 2) | p99 without them $(cell lp_base_p99 2) | p99 ${HERD:-—} | — |
 | Service CPU per 1,000 items: claim-next + complete, 8 workers (ms) | $(cell svc_drain_8_cpu) | enqueue: $(cell svc_enqueue_cpu) | — | — |
 | Service RSS under load (MB, VmRSS, highest seen) | $(cell rss_mb) | — | — | ≤ 200 MB: $(verdict "$(median rss_mb)" 200 "<=") |
