@@ -5,10 +5,11 @@ import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -33,11 +34,26 @@ public class ParkedClaims {
 
   private final Map<String, Waiters> waiting = new ConcurrentHashMap<>();
   private final AtomicLongArray wakes = new AtomicLongArray(STRIPES);
+  private final AtomicInteger parkedCount = new AtomicInteger();
 
-  /** The claims parked on one queue, and the stripe's wake count when its last empty look began. */
+  /**
+   * The claims parked on one queue, oldest first, and the stripe's wake count when its last empty
+   * look began. Read and written only inside the map's compute for this queue, which is atomic per
+   * key; a linked set, so that a claim that leaves (its wait ran out, its client went away) is
+   * found in constant time, however many wait beside it.
+   */
   private static final class Waiters {
-    final Queue<UniEmitter<? super Boolean>> parked = new ConcurrentLinkedQueue<>();
-    long emptySince = -1; // written only inside the map's compute for this queue
+    final LinkedHashSet<Parked> parked = new LinkedHashSet<>();
+    long emptySince = -1;
+  }
+
+  /** One parked claim: equal only to itself, whatever its emitter's equals says. */
+  private static final class Parked {
+    final UniEmitter<? super Boolean> emitter;
+
+    Parked(UniEmitter<? super Boolean> emitter) {
+      this.emitter = emitter;
+    }
   }
 
   ParkedClaims(QueueMetrics metrics) {
@@ -74,6 +90,7 @@ public class ParkedClaims {
         .<Boolean>emitter(
             emitter -> {
               boolean[] lookNow = {false};
+              Parked claim = new Parked(emitter);
               // compute and computeIfPresent are atomic per key, so a waiter is never added to a
               // queue that is being dropped from the map, and a wake-up (which takes its waiter
               // inside computeIfPresent, after counting itself) either counts before this reads
@@ -88,13 +105,14 @@ public class ParkedClaims {
                     }
                     Waiters parked = waiters != null ? waiters : new Waiters();
                     parked.emptySince = Math.max(parked.emptySince, lookBegan);
-                    parked.parked.add(emitter);
+                    parked.parked.add(claim);
+                    parkedCount.incrementAndGet();
                     return parked;
                   });
               if (lookNow[0]) {
                 emitter.complete(true);
               } else {
-                emitter.onTermination(() -> leave(queue, emitter));
+                emitter.onTermination(() -> leave(queue, claim));
               }
             })
         .ifNoItem()
@@ -105,17 +123,21 @@ public class ParkedClaims {
   /** Wakes the longest-waiting claim of the queue, if any. */
   public void wakeOne(String queue) {
     wakes.incrementAndGet(stripe(queue));
-    @SuppressWarnings("unchecked")
-    UniEmitter<? super Boolean>[] next = new UniEmitter[1];
+    Parked[] next = new Parked[1];
     waiting.computeIfPresent(
         queue,
         (q, waiters) -> {
-          next[0] = waiters.parked.poll();
+          Iterator<Parked> oldest = waiters.parked.iterator();
+          if (oldest.hasNext()) {
+            next[0] = oldest.next();
+            oldest.remove();
+            parkedCount.decrementAndGet();
+          }
           return waiters;
         });
     // Outside the map's lock: completing runs the claim's callbacks, which may park it again.
     if (next[0] != null) {
-      next[0].complete(true);
+      next[0].emitter.complete(true);
     }
   }
 
@@ -124,18 +146,20 @@ public class ParkedClaims {
     waiting.keySet().forEach(this::wakeOne);
   }
 
-  private void leave(String queue, UniEmitter<? super Boolean> emitter) {
+  private void leave(String queue, Parked claim) {
     waiting.computeIfPresent(
         queue,
         (q, waiters) -> {
-          waiters.parked.remove(emitter);
+          if (waiters.parked.remove(claim)) { // false when a wake-up took it already
+            parkedCount.decrementAndGet();
+          }
           return waiters.parked.isEmpty() ? null : waiters;
         });
   }
 
   /** How many claims are parked, over all queues. */
   public int parked() {
-    return waiting.values().stream().mapToInt(waiters -> waiters.parked.size()).sum();
+    return parkedCount.get();
   }
 
   private static int stripe(String queue) {

@@ -375,6 +375,39 @@ class LongPollTest extends AsAdmin {
     assertThat(third).as("look now").isTrue();
   }
 
+  @Test
+  void parked_claims_wake_oldest_first_and_the_parked_count_follows_every_one() throws Exception {
+    String queue = uniqueQueue("order");
+    int before = waiters.parked();
+    List<String> woken = new java.util.concurrent.CopyOnWriteArrayList<>();
+    for (String claim : List.of("first", "second", "third")) {
+      waiters
+          .await(queue, Duration.ofSeconds(30), waiters.wakes(queue))
+          .subscribe()
+          .with(wasWoken -> woken.add(claim + (wasWoken ? "" : " timed out")));
+    }
+    CompletableFuture<Boolean> shortWait =
+        waiters
+            .await(queue, Duration.ofMillis(300), waiters.wakes(queue))
+            .subscribeAsCompletionStage();
+    assertThat(waiters.parked()).isEqualTo(before + 4);
+
+    // A claim whose wait runs out leaves its place, whoever waits before it.
+    assertThat(shortWait.get(10, TimeUnit.SECONDS)).as("woken").isFalse();
+    assertThat(waiters.parked()).isEqualTo(before + 3);
+
+    waiters.wakeOne(queue);
+    assertThat(woken).containsExactly("first");
+    assertThat(waiters.parked()).isEqualTo(before + 2);
+    waiters.wakeOne(queue);
+    waiters.wakeOne(queue);
+    assertThat(woken).containsExactly("first", "second", "third");
+    assertThat(waiters.parked()).isEqualTo(before);
+
+    waiters.wakeOne(queue); // nobody left to wake
+    assertThat(waiters.parked()).isEqualTo(before);
+  }
+
   /** An item inserted as by hand: committed, pending and due, with no signal of any kind. */
   private String insertedUnannounced(String queue, String dedupeKey) {
     return QuarkusTransaction.requiringNew()
