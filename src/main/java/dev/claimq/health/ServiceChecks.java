@@ -47,6 +47,7 @@ class ServiceChecks {
               "reason",
               why.map(w -> w + "; parked claims wake only on the fallback poll")
                   .orElse("listening"))
+          .withData("otherInstances", listener.otherInstances())
           .build();
     };
   }

@@ -33,21 +33,29 @@ import org.postgresql.PGNotification;
  * other instances hear of it by a NOTIFY sent a few milliseconds later on a pooled connection,
  * outside any enqueue transaction (a NOTIFY inside one would serialize every enqueue's commit), one
  * per queue for all the enqueues of those milliseconds. Items put back to pending are signalled by
- * a trigger (V2__notify_claimable.sql). The listener holds one connection of its own, outside the
- * pool, checks that it still answers when it has been quiet for a while, and reconnects if it drops
- * or stops answering. Signals can be lost (while it reconnects, or when an announcement fails), so
- * a fallback poll wakes one waiter per queue every claimq.long-poll.fallback-interval as well.
+ * a trigger (V2__notify_claimable.sql).
+ *
+ * <p>Announcements are sent only while another instance listens: each says "@here" on the channel
+ * when it begins to listen and every 5 s after (which also proves its connection still answers),
+ * and "@bye" when it stops, and answers a newcomer's "@here" with its own. A lone instance, the
+ * common case, sends none: under a busy enqueue they were a transaction every 5 ms.
+ *
+ * <p>The listener holds one connection of its own, outside the pool, and reconnects if it drops or
+ * stops answering. Signals can be lost (while it reconnects, when an announcement fails, or in the
+ * milliseconds before an instance has heard a newcomer), so a fallback poll wakes one waiter per
+ * queue every claimq.long-poll.fallback-interval as well.
  */
 @ApplicationScoped
 public class ClaimableListener {
   private static final Logger LOG = Logger.getLogger(ClaimableListener.class);
   // How long one wait for notifications lasts: also how long shutdown may wait for the thread.
   private static final int WAIT_MILLIS = 500;
-  // A connection that has heard nothing for this long is asked to answer: a half-open one (a
-  // network cut, a hung server) would otherwise deliver no notification, and raise no error, ever.
-  private static final long LIVENESS_MILLIS = 5_000;
-  // How long the server may take to answer that, or to accept a connection, before it is dropped.
+  // How long the server may take to answer the heartbeat, or to accept a connection, before the
+  // connection is dropped: a half-open one (a network cut, a hung server) would otherwise deliver
+  // no notification, and raise no error, ever.
   private static final String TIMEOUT_SECONDS = "5";
+  private static final String HERE = "@here";
+  private static final String BYE = "@bye";
   // Enqueues within this window share one announcement per queue.
   private static final long ANNOUNCE_DELAY_MILLIS = 5;
 
@@ -69,6 +77,10 @@ public class ClaimableListener {
   // already) from other instances'. The trigger's notifications carry no tag.
   private final String instanceTag = ClaimTokens.next().substring(0, 16);
   private final DataSource dataSource;
+  private final OtherInstances others = new OtherInstances();
+  private volatile int otherInstances;
+  // While the listener is not listening it cannot hear the others, so it announces to be safe.
+  private volatile boolean announcing = true;
   private volatile boolean running;
   // Why the listener is not listening now (null while it is), for health.
   private volatile String notListening = "not connected yet";
@@ -106,11 +118,19 @@ public class ClaimableListener {
     if (thread != null) {
       thread.interrupt();
     }
+    try (Connection connection = dataSource.getConnection()) {
+      say(connection, BYE); // the others stop announcing to this one now, not in 16 s
+    } catch (SQLException | RuntimeException e) {
+      LOG.debugf("could not say goodbye on %s: %s", channel, e.getMessage());
+    }
   }
 
   /** After an enqueue has committed: wake a claim parked here now, and tell the other instances. */
   void onEnqueued(@Observes ItemsEnqueued event) {
     waiters.wakeOne(event.queue());
+    if (!announcing) {
+      return; // no other instance listens
+    }
     toAnnounce.add(event.queue());
     if (announceScheduled.compareAndSet(false, true)) {
       try {
@@ -136,27 +156,29 @@ public class ClaimableListener {
         try (Statement statement = connection.createStatement()) {
           statement.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
         }
+        say(connection, HERE);
+        long saidAt = System.nanoTime();
         LOG.debugf("listening on %s", channel);
         notListening = null;
         backoffMillis = 250;
         waiters.wakeOneOfEach(); // signals may have been missed while disconnected
         PGConnection postgres = connection.unwrap(PGConnection.class);
-        long heardAt = System.nanoTime();
         while (running) {
           PGNotification[] notifications = postgres.getNotifications(WAIT_MILLIS);
-          if (notifications != null && notifications.length > 0) {
-            heardAt = System.nanoTime();
-            for (PGNotification notification : notifications) {
-              wake(notification.getParameter());
-            }
-          } else if (System.nanoTime() - heardAt > TimeUnit.MILLISECONDS.toNanos(LIVENESS_MILLIS)) {
-            try (Statement alive = connection.createStatement()) {
-              alive.execute("SELECT 1"); // throws within the socket timeout if nobody answers
-            }
-            heardAt = System.nanoTime();
+          long now = System.nanoTime();
+          for (PGNotification notification :
+              notifications == null ? new PGNotification[0] : notifications) {
+            heard(notification.getParameter(), now, connection);
           }
+          if (now - saidAt > OtherInstances.HEARTBEAT_NANOS) {
+            say(connection, HERE); // throws within the socket timeout if nobody answers
+            saidAt = now;
+          }
+          otherInstances = others.present(now);
+          announcing = otherInstances > 0;
         }
       } catch (SQLException e) {
+        announcing = true;
         if (running) {
           notListening = "lost its connection: " + e.getMessage();
           LOG.warnf("claimable listener lost its connection (%s); retrying", e.getMessage());
@@ -175,18 +197,48 @@ public class ClaimableListener {
     return java.util.Optional.ofNullable(notListening);
   }
 
+  /** How many other instances listen on this schema's channel, as far as this one has heard. */
+  public int otherInstances() {
+    return otherInstances;
+  }
+
   /** The listener's connection's application_name, by which an operator can find it. */
   public static String listenerName(String channel) {
     return "claimq-listener " + channel;
   }
 
-  /** A notification is "queue" (from the trigger) or "queue tag" (from an instance). */
-  private void wake(String payload) {
+  /**
+   * A notification is "queue" (from the trigger), or "queue tag", "@here tag" or "@bye tag" from an
+   * instance: no queue's name begins with "@".
+   */
+  private void heard(String payload, long now, Connection connection) throws SQLException {
     int space = payload.indexOf(' ');
     if (space < 0) {
       waiters.wakeOne(payload);
-    } else if (!payload.substring(space + 1).equals(instanceTag)) {
-      waiters.wakeOne(payload.substring(0, space)); // our own woke our waiters already
+      return;
+    }
+    String what = payload.substring(0, space);
+    String tag = payload.substring(space + 1);
+    if (tag.equals(instanceTag)) {
+      return; // our own: it woke our waiters already
+    }
+    if (what.equals(BYE)) {
+      others.gone(tag);
+      return;
+    }
+    if (others.heard(tag, now)) {
+      say(connection, HERE); // a newcomer: it has not heard of this instance yet
+    }
+    if (!what.equals(HERE)) {
+      waiters.wakeOne(what);
+    }
+  }
+
+  private void say(Connection connection, String word) throws SQLException {
+    try (PreparedStatement notify = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
+      notify.setString(1, channel);
+      notify.setString(2, word + " " + instanceTag);
+      notify.execute();
     }
   }
 

@@ -59,6 +59,7 @@ class LongPollTest extends AsAdmin {
   URI base;
 
   @Inject ParkedClaims waiters;
+  @Inject ClaimableListener listener;
   @Inject jakarta.persistence.EntityManager entityManager;
   @Inject javax.sql.DataSource dataSource;
 
@@ -181,41 +182,94 @@ class LongPollTest extends AsAdmin {
   }
 
   @Test
-  void an_enqueue_here_is_announced_to_the_other_instances_with_this_instances_tag()
+  void an_enqueue_is_announced_with_this_instances_tag_while_another_instance_listens()
       throws Exception {
-    String queue = uniqueQueue("announced");
-    try (Connection listener = dataSource.getConnection()) {
-      try (Statement listen = listener.createStatement()) {
-        listen.execute("LISTEN \"claimq." + schema() + "\"");
+    String newcomer = "a-test-instance0";
+    String announced = uniqueQueue("announced");
+    String alone = uniqueQueue("alone");
+    try (Connection connection = dataSource.getConnection()) {
+      PGConnection postgres = connection.unwrap(PGConnection.class);
+      try (Statement listen = connection.createStatement()) {
+        listen.execute("LISTEN \"" + channel() + "\"");
       }
       try {
-        for (int i = 0; i < 5; i++) {
-          enqueued(queue, "k" + i, i);
-        }
-
-        List<String> heard = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        PGConnection postgres = listener.unwrap(PGConnection.class);
-        while (System.nanoTime() < deadline) {
-          PGNotification[] notifications = postgres.getNotifications(100);
+        // Another instance begins to listen: this one answers with its own tag at once, not
+        // only at its next heartbeat (one in 5 s).
+        long helloAt = System.nanoTime();
+        say(connection, "@here " + newcomer);
+        String answer = null;
+        while (answer == null && System.nanoTime() - helloAt < TimeUnit.SECONDS.toNanos(6)) {
+          PGNotification[] notifications = postgres.getNotifications(50);
           for (PGNotification notification :
               notifications == null ? new PGNotification[0] : notifications) {
-            if (notification.getParameter().startsWith(queue + " ")) {
-              heard.add(notification.getParameter());
+            String payload = notification.getParameter();
+            if (answer == null && payload.startsWith("@here ") && !payload.endsWith(newcomer)) {
+              answer = payload;
             }
           }
         }
-        // The queue's name and the sending instance's tag (one instance here: one tag).
-        assertThat(heard).isNotEmpty();
-        assertThat(heard).allMatch(payload -> payload.equals(heard.get(0)));
-        assertThat(heard.get(0))
-            .matches(java.util.regex.Pattern.quote(queue) + " [A-Za-z0-9_-]{16}");
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - helloAt)).isLessThan(1000);
+        String tag = answer.substring("@here ".length());
+        assertThat(tag).matches("[A-Za-z0-9_-]{16}");
+        awaitOtherInstances(1);
+
+        for (int i = 0; i < 5; i++) {
+          enqueued(announced, "k" + i, i);
+        }
+        List<String> heard = heard(postgres, p -> p.startsWith(announced + " "));
+        assertThat(heard).isNotEmpty().allMatch(payload -> payload.equals(announced + " " + tag));
+
+        // It stops: this instance hears of no other, and tells nobody of its enqueues.
+        say(connection, "@bye " + newcomer);
+        awaitOtherInstances(0);
+        for (int i = 0; i < 5; i++) {
+          enqueued(alone, "k" + i, i);
+        }
+        assertThat(heard(postgres, p -> p.startsWith(alone + " "))).isEmpty();
       } finally {
-        try (Statement unlisten = listener.createStatement()) {
+        say(connection, "@bye " + newcomer);
+        try (Statement unlisten = connection.createStatement()) {
           unlisten.execute("UNLISTEN *");
         }
       }
     }
+  }
+
+  /** The payloads of this channel's notifications that match, heard within 2 s. */
+  private static List<String> heard(
+      PGConnection postgres, java.util.function.Predicate<String> matching) throws Exception {
+    List<String> heard = new ArrayList<>();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+    while (System.nanoTime() < deadline) {
+      PGNotification[] notifications = postgres.getNotifications(100);
+      for (PGNotification notification :
+          notifications == null ? new PGNotification[0] : notifications) {
+        if (matching.test(notification.getParameter())) {
+          heard.add(notification.getParameter());
+        }
+      }
+    }
+    return heard;
+  }
+
+  private void say(Connection connection, String payload) throws Exception {
+    try (PreparedStatement notify = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
+      notify.setString(1, channel());
+      notify.setString(2, payload);
+      notify.execute();
+    }
+  }
+
+  private void awaitOtherInstances(int count) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (listener.otherInstances() != count && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(listener.otherInstances()).as("other instances heard").isEqualTo(count);
+  }
+
+  private String channel() throws Exception {
+    return "claimq." + schema();
   }
 
   @Test
