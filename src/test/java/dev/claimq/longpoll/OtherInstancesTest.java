@@ -12,7 +12,7 @@ class OtherInstancesTest {
   void an_instance_is_new_when_first_heard_and_present_until_it_says_goodbye() {
     assertThat(others.present(0)).isZero();
     assertThat(others.heard("a", 0)).as("new").isTrue();
-    assertThat(others.heard("a", 10)).as("new again").isFalse();
+    assertThat(others.heard("a", 10)).as("known already").isFalse();
     assertThat(others.heard("b", 20)).isTrue();
     assertThat(others.present(30)).isEqualTo(2);
 
