@@ -1,27 +1,35 @@
 #!/usr/bin/env bash
 # Where the service's CPU goes during the 8-worker drain (claim-next + complete, bench/LoadGen.java),
-# measured with async-profiler 4.2 (Maven Central: tools.profiler:async-profiler, its native
-# library taken from the jar) attached to the packaged service with jcmd. Three drains on one
-# service, after a warm-up: one without the profiler (the service's CPU per 1,000 items), one in
-# CPU mode and one in wall-clock mode. Writes the flame graphs (html) and the collapsed stacks
-# to target/profile/, and prints the top self-time frames and each layer's share.
+# a batch drain (--mode batch-drain: claim --max, then one batch complete) or the enqueue of new
+# items (--mode enqueue), measured with async-profiler 4.2 (Maven Central:
+# tools.profiler:async-profiler, its native library taken from the jar) attached to the packaged
+# service with jcmd. Three windows on one service, after a warm-up: one without the profiler (the
+# service's CPU per 1,000 items), one in CPU mode and one in wall-clock mode. Writes the flame
+# graphs (html) and the collapsed stacks to target/profile/, and prints the top self-time frames
+# and each layer's share.
 #
-#   bench/profile.sh                  # 20 s per drain after a 20 s warm-up
+#   bench/profile.sh                  # 20 s per window after a 20 s warm-up
 #   bench/profile.sh --seconds 10 --no-build
+#   bench/profile.sh --mode enqueue
+#   bench/profile.sh --mode batch-drain --max 10 --preload 250000
 #
-# Options: --seconds S (per drain; 20), --warmup S (enqueue + drain before the first figure; 20),
-# --threads N (8), --preload N (items per drain; 60,000), --top N (frames printed; 25),
-# --no-build. Environment: as bench/run.sh (BENCH_PGHOST, BENCH_PGPORT, BENCH_PGUSER,
-# BENCH_JAVA_OPTS, BENCH_MALLOC_ARENA_MAX), BENCH_DB (claimq_bench_profile: created here and dropped at the end),
+# Options: --mode drain|batch-drain|enqueue (what runs in each measured window; drain), --max N
+# (a batch drain's claim size; 10), --seconds S (per window; 20), --warmup S (enqueues, then the
+# mode's own calls, before the first window; 20), --threads N (8), --preload N (items per drain;
+# 60,000: a batch drain needs more), --top N (frames printed; 25), --no-build. Environment: as
+# bench/run.sh (BENCH_PGHOST, BENCH_PGPORT, BENCH_PGUSER, BENCH_JAVA_OPTS,
+# BENCH_MALLOC_ARENA_MAX), BENCH_DB (claimq_bench_profile: created here and dropped at the end),
 # BENCH_JAVA_HOME (the JDK that runs the service, and whose jcmd attaches the profiler; the java
 # on the PATH by default: the build stays Java 17 either way).
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
-SECONDS_PER=20 WARMUP=20 THREADS=8 PRELOAD=60000 TOP=25 BUILD=1
+MODE=drain MAX=10 SECONDS_PER=20 WARMUP=20 THREADS=8 PRELOAD=60000 TOP=25 BUILD=1
 usage() { sed -n '2,/^set -Eeuo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
+    --mode) MODE=$2; shift ;;
+    --max) MAX=$2; shift ;;
     --seconds) SECONDS_PER=$2; shift ;;
     --warmup) WARMUP=$2; shift ;;
     --threads) THREADS=$2; shift ;;
@@ -32,6 +40,13 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+
+case "$MODE" in
+  drain) WHAT="$THREADS-worker drain (claim-next + complete)" ;;
+  batch-drain) WHAT="$THREADS-worker batch drain (claim $MAX + complete $MAX)" ;;
+  enqueue) WHAT="$THREADS-client enqueue" ;;
+  *) usage ;;
+esac
 
 PGHOST_=${BENCH_PGHOST:-127.0.0.1} PGPORT_=${BENCH_PGPORT:-5432} PGUSER_=${BENCH_PGUSER:-postgres}
 DB=${BENCH_DB:-claimq_bench_profile}
@@ -131,33 +146,40 @@ preload() {
   sql "VACUUM ANALYZE item"; sql "CHECKPOINT"
 }
 kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
-drain() {   # the LoadGen line of an 8-worker drain of a fresh backlog; refuses an emptied queue
+measure() {   # the LoadGen line of one measured window: a drain of a fresh backlog (refusing
+             # an emptied queue), or new enqueues
   local out
-  preload "$PRELOAD"
-  out=$(loadgen drain --url "$URL" --pid "$SVC_PID" --clk-tck "$(getconf CLK_TCK)" --threads "$THREADS" \
-    --warmup 2 --seconds "$SECONDS_PER")
-  [ "$(kv "$out" errors)" = 0 ] || { log "drain errors: $out"; exit 1; }
-  [ "$(sql "SELECT count(*) FROM item WHERE state = 'pending'")" -gt 0 ] \
-    || { log "the queue ran empty: raise --preload"; exit 1; }
+  if [ "$MODE" = enqueue ]; then
+    sql "TRUNCATE item, attempt, item_action RESTART IDENTITY"; sql "CHECKPOINT"
+  else
+    preload "$PRELOAD"
+  fi
+  out=$(loadgen "$MODE" --url "$URL" --pid "$SVC_PID" --clk-tck "$(getconf CLK_TCK)" --threads "$THREADS" \
+    --max "$MAX" --warmup 2 --seconds "$SECONDS_PER")
+  [ "$(kv "$out" errors)" = 0 ] || { log "$MODE errors: $out"; exit 1; }
+  if [ "$MODE" != enqueue ]; then
+    [ "$(sql "SELECT count(*) FROM item WHERE state = 'pending'")" -gt 0 ] \
+      || { log "the queue ran empty: raise --preload"; exit 1; }
+  fi
   echo "$out"
 }
 
 log "service on $URL ($("$JAVA_BIN" -version 2>&1 | sed -n 2p)); warming up for ${WARMUP}s"
 half=$(( (WARMUP + 1) / 2 ))
 loadgen enqueue --url "$URL" --warmup 0 --seconds "$half" --threads "$THREADS" --run warm >/dev/null
-preload "$PRELOAD"
-loadgen drain --url "$URL" --warmup 0 --seconds "$half" --threads "$THREADS" >/dev/null
+[ "$MODE" = enqueue ] || preload "$PRELOAD"
+loadgen "$MODE" --url "$URL" --warmup 0 --seconds "$half" --threads "$THREADS" --max "$MAX" >/dev/null
 
 mkdir -p "$OUT"
-plain=$(drain)
+plain=$(measure)
 log "without the profiler: $plain"
 for mode in cpu wall; do
   # cpu: perf_events where the kernel allows them, else async-profiler falls back to itimer
   # (it says so in its output). wall: every thread, running or not, at the same interval.
   profiler "start,event=$mode,interval=1ms"
-  out=$(drain)
+  out=$(measure)
   profiler "dump,collapsed,file=$PWD/$OUT/$mode.collapsed"
-  profiler "stop,flamegraph,title=claimq $mode: $THREADS-worker drain,file=$PWD/$OUT/$mode.html"
+  profiler "stop,flamegraph,title=claimq $mode: $WHAT,file=$PWD/$OUT/$mode.html"
   log "$mode mode: $out"
   echo "$out" >"$OUT/$mode.loadgen"
 done
@@ -214,7 +236,7 @@ report() {   # mode
     | sort -rn | sed -n "1,${TOP}p"
 }
 {
-  echo "# claimq profile, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "# claimq profile, $(date -u +%Y-%m-%dT%H:%MZ): $WHAT"
   echo
   echo "Service: $("$JAVA_BIN" -version 2>&1 | sed -n 2p), \`${ARENAS:+MALLOC_ARENA_MAX=$ARENAS }$JAVA_OPTS_\`; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores."
   echo "Without the profiler: $plain"
