@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import dev.claimq.telemetry.ItemLog;
 import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.UriInfo;
 import org.jboss.logging.MDC;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
@@ -15,8 +16,9 @@ class LogContext {
 
   @ServerRequestFilter
   void fromPath(UriInfo uri) {
-    String id = uri.getPathParameters().getFirst("id");
-    String queue = uri.getPathParameters().getFirst("queue");
+    MultivaluedMap<String, String> path = uri.getPathParameters(); // a new copy on every call
+    String id = path.getFirst("id");
+    String queue = path.getFirst("queue");
     if (id != null) {
       MDC.put("itemId", id);
     }
