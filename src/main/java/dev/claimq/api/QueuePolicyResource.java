@@ -26,8 +26,13 @@ import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
-/** Operators' settings of one queue: its policy, pause and resume, and who changed them. */
-@Path("/v1/queues/{queue}")
+/**
+ * Operators' settings of one queue: its policy, pause and resume, and who changed them. Its path is
+ * QueuesResource's, not "/v1/queues/{queue}": a class path that also matched the agents' and
+ * workers' queue paths sent each of their requests here first, and RESTEasy Reactive built a new
+ * request mapper for every one of them to go on to QueuesResource (docs/profile.md).
+ */
+@Path("/v1/queues")
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "operators")
 public class QueuePolicyResource {
@@ -103,7 +108,7 @@ public class QueuePolicyResource {
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @GET
-  @Path("/policy")
+  @Path("/{queue}/policy")
   @Operation(
       operationId = "getPolicy",
       summary = "A queue's policy",
@@ -121,7 +126,7 @@ public class QueuePolicyResource {
 
   @RolesAllowed(Role.OPERATOR)
   @PUT
-  @Path("/policy")
+  @Path("/{queue}/policy")
   @Consumes(MediaType.APPLICATION_JSON)
   @Operation(
       operationId = "setPolicy",
@@ -182,7 +187,7 @@ public class QueuePolicyResource {
 
   @RolesAllowed(Role.OPERATOR)
   @POST
-  @Path("/pause")
+  @Path("/{queue}/pause")
   @Operation(
       operationId = "pause",
       summary = "Pause a queue's claims",
@@ -200,7 +205,7 @@ public class QueuePolicyResource {
 
   @RolesAllowed(Role.OPERATOR)
   @POST
-  @Path("/resume")
+  @Path("/{queue}/resume")
   @Operation(
       operationId = "resume",
       summary = "Resume a paused queue",
@@ -216,7 +221,7 @@ public class QueuePolicyResource {
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
   @GET
-  @Path("/actions")
+  @Path("/{queue}/actions")
   @Operation(
       operationId = "listQueueActions",
       summary = "Operators' policy changes, pauses and resumes of a queue",
