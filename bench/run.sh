@@ -20,7 +20,10 @@
 # BENCH_PGUSER (postgres), BENCH_DB (claimq_bench: created here and dropped at the end, whatever
 # happens), BENCH_JAVA_OPTS (JVM options for the service; by default those the README runs it
 # with; set it empty for the JVM's own choices), BENCH_MALLOC_ARENA_MAX (the service's
-# MALLOC_ARENA_MAX, 2 as in the README; empty for the C library's own).
+# MALLOC_ARENA_MAX, 2 as in the README; empty for the C library's own), BENCH_JAVA_HOME (a JDK
+# for the service alone), BENCH_AOT=1 (the service from an AOT cache, as the README's "Starting
+# faster on JDK 25" makes one: needs BENCH_JAVA_HOME on JDK 25 or later; the build is the aot-jar
+# packaging, in target/aot, and the first start, not counted, is the training run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -114,10 +117,21 @@ else
   NODE_WORKER=1
 fi
 
-if [ "$BUILD" = 1 ] || [ ! -f target/quarkus-app/quarkus-run.jar ] \
+# BENCH_AOT=1: the packaging an AOT cache can hold all of (the application's classes on the JDK's
+# own class path), built beside the usual one so that target/quarkus-app stays what it was.
+AOT=${BENCH_AOT:-0}
+APP=target/quarkus-app
+BUILD_ARGS=(package -DskipTests)
+if [ "$AOT" = 1 ]; then
+  "${BENCH_JAVA_HOME:+$BENCH_JAVA_HOME/bin/}java" -XX:+PrintFlagsFinal -version 2>/dev/null | grep -q ' AOTCache ' \
+    || { log "BENCH_AOT=1 needs BENCH_JAVA_HOME to name a JDK with AOT caches (25 or later)"; exit 1; }
+  APP=target/aot
+  BUILD_ARGS+=(-Dquarkus.package.jar.type=aot-jar -Dquarkus.package.output-directory=aot)
+fi
+if [ "$BUILD" = 1 ] || [ ! -f "$APP/quarkus-run.jar" ] \
     || [ ! -f target/test-classes/dev/claimq/bench/PgbenchScripts.class ]; then
-  log "building the service (./mvnw package -DskipTests)"
-  ./mvnw -q package -DskipTests >"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log" >&2; exit 1; }
+  log "building the service (./mvnw ${BUILD_ARGS[*]})"
+  ./mvnw -q "${BUILD_ARGS[@]}" >"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log" >&2; exit 1; }
 fi
 # Runs a command with a time limit, in the background, and waits for it: the wait builtin returns
 # at once on Ctrl-C or TERM (a foreground java or pgbench would hold the signal back until it
@@ -182,6 +196,14 @@ if [ -n "${BENCH_JAVA_HOME:-}" ]; then
 fi
 JVM_VERSION=$("$SERVICE_JAVA" -version 2>&1 | sed -n 2p)
 JAVA_OPTS_=${BENCH_JAVA_OPTS-"-XX:+UseSerialGC -Xms32m -Xmx256m -XX:TrimNativeHeapInterval=5000"}
+# The cache the first start writes as it stops; every start after it runs from it. A cache is
+# only used by the same JDK with the same class path, which is why every start names the jar the
+# same way, from the repository's root.
+AOT_OPTS=
+if [ "$AOT" = 1 ]; then
+  AOT_OPTS="-XX:AOTCache=$APP/claimq.aot"
+  rm -f "$APP/claimq.aot"
+fi
 # The README's environment for the service: two malloc arenas (BENCH_MALLOC_ARENA_MAX; empty: the
 # C library's own choice).
 ARENAS=${BENCH_MALLOC_ARENA_MAX-2}
@@ -210,12 +232,12 @@ psql_ -d postgres -c "CREATE DATABASE \"$DB\"" >/dev/null
 DB_CREATED=1
 JDBC=jdbc:postgresql://$PGHOST_:$PGPORT_/$DB
 
-start_service() {
+start_service() {   # [JVM options of this start only]
   local since
   since=$(date +%s%3N)
   QUARKUS_HTTP_PORT=$PORT QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_DATASOURCE_JDBC_URL=$JDBC \
     QUARKUS_DATASOURCE_USERNAME=$PGUSER_ CLAIMQ_SCHEMA=$SCHEMA CLAIMQ_AUTH_KEYS=$KEYS \
-    ${ARENAS:+env MALLOC_ARENA_MAX=$ARENAS} "$SERVICE_JAVA" $JAVA_OPTS_ -jar target/quarkus-app/quarkus-run.jar >>"$WORK/service.log" 2>&1 &
+    ${ARENAS:+env MALLOC_ARENA_MAX=$ARENAS} "$SERVICE_JAVA" $JAVA_OPTS_ "$@" -jar "$APP/quarkus-run.jar" >>"$WORK/service.log" 2>&1 &
   SVC_PID=$!
   loadgen start --url "$URL" --since-ms "$since" --timeout 60 >"$WORK/start.out" \
     || { tail -n 40 "$WORK/service.log" >&2; exit 1; }
@@ -229,9 +251,9 @@ alive() {
   log "the service exited (status $rc) during the run"
   exit 1
 }
-stop_service() {
+stop_service() {   # [tenths of a second to wait before KILL; 350]
   kill -TERM "$SVC_PID"
-  for _ in $(seq 1 350); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 "${1:-350}"); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$SVC_PID" 2>/dev/null || true
   wait "$SVC_PID" 2>/dev/null || true
   SVC_PID=
@@ -346,8 +368,24 @@ if [ "$WORKERS" = 1 ]; then
   [ -n "$PROVIDER_URL" ] || { log "the provider did not start: $(cat "$WORK/provider.out")"; exit 1; }
 fi
 log "first start (migrates the schema, warms the page cache; not counted)"
-start_service
-stop_service
+if [ "$AOT" = 1 ]; then
+  # The training run: the service as it starts and serves, the calls of the rows to come; as it
+  # stops, the JVM writes the cache (a minute or so on 2 cores).
+  log "BENCH_AOT=1: the first start is the AOT cache's training run"
+  start_service "-XX:AOTCacheOutput=$APP/claimq.aot"
+  loadgen enqueue --url "$URL" --warmup 0 --seconds 5 --threads 8 --run aot >/dev/null
+  preload 20000 200000000
+  loadgen drain --url "$URL" --warmup 0 --seconds 5 --threads 8 >/dev/null
+  loadgen batch-drain --url "$URL" --warmup 0 --seconds 2 --threads 8 --max 10 >/dev/null
+  alive
+  reset
+  stop_service 3000
+  [ -s "$APP/claimq.aot" ] || { tail -n 20 "$WORK/service.log" >&2; log "the training run wrote no AOT cache"; exit 1; }
+  JAVA_OPTS_="${JAVA_OPTS_:+$JAVA_OPTS_ }$AOT_OPTS"
+else
+  start_service
+  stop_service
+fi
 sql "CREATE SEQUENCE public.bench_claim_ids"
 
 for run in $(seq 1 "$RUNS"); do
@@ -583,7 +621,7 @@ JIT has barely started), so they are not judged against the targets. Figures com
 EOF
 fi
 cat <<EOF
-Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION, service started with \`${ARENAS:+MALLOC_ARENA_MAX=$ARENAS }java ${JAVA_OPTS_:+$JAVA_OPTS_ }-jar\`; Node.js $NODE_VERSION (Graphile Worker ${GRAPHILE_VERSION:-none}, the Node.js reference worker), Node.js $BOSS_NODE_VERSION (pg-boss ${PGBOSS_VERSION:-none}); Python $PYTHON_VERSION.
+Machine: $CORES cores ($CPU_MODEL), $MEM_GIB GiB memory; PostgreSQL $PG_VERSION ($PG_SETTINGS); $JVM_VERSION, service started with \`${ARENAS:+MALLOC_ARENA_MAX=$ARENAS }java ${JAVA_OPTS_:+$JAVA_OPTS_ }-jar\`$([ "$AOT" = 1 ] && echo " (aot-jar packaging; the AOT cache written by the benchmark's first start, its training run)"); Node.js $NODE_VERSION (Graphile Worker ${GRAPHILE_VERSION:-none}, the Node.js reference worker), Node.js $BOSS_NODE_VERSION (pg-boss ${PGBOSS_VERSION:-none}); Python $PYTHON_VERSION.
 Run: \`bench/run.sh$([ "$MODE" = quick ] && echo " --quick")\`, $(date -u +%Y-%m-%d); median of $RUNS run$([ "$RUNS" = 1 ] || echo s) (lowest–highest in brackets); each figure ${SECONDS_PER} s after ${WARMUP} s warm-up; rates in items/s. claimq's figures include HTTP and the load generator, on the same cores; the peers run in-process, with no HTTP, talking to PostgreSQL directly.
 
 | $FIG | claimq | Compared with | Ratio | Target |
