@@ -9,6 +9,8 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -39,20 +41,33 @@ public class ClaimOrWait {
             ? () -> work.claimNext(queue, worker, leaseSeconds).stream().toList()
             : () -> batches.claimNext(queue, worker, leaseSeconds, max);
     long start = System.nanoTime();
-    long deadline = start + wait.toNanos();
+    Claim claim = new Claim(queue, attempt, start + wait.toNanos());
     Uni<List<Item>> answer =
         wait.isZero()
-            ? attempt(queue, attempt, deadline)
-            : lookWhen(waiters.awaitUnlessWoken(queue, wait), queue, attempt, deadline);
-    return answer.invoke(
-        claims -> {
-          if (claims.isEmpty()) {
-            metrics.claimEmpty(queue);
-          }
-          if (!wait.isZero()) {
-            metrics.longPollWaited(Duration.ofNanos(System.nanoTime() - start));
-          }
-        });
+            ? attempt(claim)
+            : lookWhen(waiters.awaitUnlessWoken(queue, wait, claim.abandoned()::get), claim);
+    return answer
+        .invoke(
+            claims -> {
+              if (claims.isEmpty()) {
+                metrics.claimEmpty(queue);
+              }
+              if (!wait.isZero()) {
+                metrics.longPollWaited(Duration.ofNanos(System.nanoTime() - start));
+              }
+            })
+        // Set before the cancellation travels up the chain (this operator runs its callback
+        // first), so a look or a park that the cancellation misses still sees it.
+        .onCancellation()
+        .invoke(() -> claim.abandoned().set(true));
+  }
+
+  /** One claim-next: what it looks for, until when, and whether its client has gone away. */
+  private record Claim(
+      String queue, Supplier<List<Item>> attempt, long deadline, AtomicBoolean abandoned) {
+    Claim(String queue, Supplier<List<Item>> attempt, long deadline) {
+      this(queue, attempt, deadline, new AtomicBoolean());
+    }
   }
 
   /**
@@ -63,10 +78,22 @@ public class ClaimOrWait {
     waiters.wakeOne(queue);
   }
 
-  private Uni<List<Item>> attempt(String queue, Supplier<List<Item>> attempt, long deadline) {
+  private Uni<List<Item>> attempt(Claim claim) {
+    String queue = claim.queue();
     long lookBegan = waiters.wakes(queue);
+    Supplier<List<Item>> look =
+        () -> {
+          if (claim.abandoned().get()) {
+            // Its client went away while this look waited for a worker thread. An item claimed
+            // now would sit leased to nobody until its lease ran out; whatever woke this claim
+            // wakes the next one instead.
+            waiters.wakeOne(queue);
+            return List.of();
+          }
+          return claim.attempt().get();
+        };
     return Uni.createFrom()
-        .item(attempt)
+        .item(look)
         .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
         .onItem()
         .transformToUni(
@@ -75,24 +102,22 @@ public class ClaimOrWait {
                 waiters.wakeOne(queue); // there may be more: let the next waiter look
                 return Uni.createFrom().item(claims);
               }
-              long remaining = deadline - System.nanoTime();
+              long remaining = claim.deadline() - System.nanoTime();
               // Timers take whole milliseconds (and refuse less than one): under one is time up.
               if (remaining < 1_000_000) {
                 return Uni.createFrom().item(claims);
               }
+              BooleanSupplier abandoned = claim.abandoned()::get;
               return lookWhen(
-                  waiters.await(queue, Duration.ofNanos(remaining), lookBegan),
-                  queue,
-                  attempt,
-                  deadline);
+                  waiters.await(queue, Duration.ofNanos(remaining), lookBegan, abandoned), claim);
             });
   }
 
-  /** Attempts when the wait answers true; false is time up, with nothing claimed. */
-  private Uni<List<Item>> lookWhen(
-      Uni<Boolean> wait, String queue, Supplier<List<Item>> attempt, long deadline) {
+  /**
+   * Attempts when the wait answers true; false is time up (or the client gone), nothing claimed.
+   */
+  private Uni<List<Item>> lookWhen(Uni<Boolean> wait, Claim claim) {
     return wait.onItem()
-        .transformToUni(
-            look -> look ? attempt(queue, attempt, deadline) : Uni.createFrom().item(List.of()));
+        .transformToUni(look -> look ? attempt(claim) : Uni.createFrom().item(List.of()));
   }
 }

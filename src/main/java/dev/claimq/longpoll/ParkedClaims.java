@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.BooleanSupplier;
 
 /**
  * Long-polling claims parked per queue. A parked claim holds no thread and no database connection:
@@ -70,22 +71,29 @@ public class ParkedClaims {
 
   /**
    * Parks a claim whose look, begun at {@code lookBegan} (from {@link #wakes}), found nothing.
-   * Completes with true when woken, false when the timeout passes first.
+   * Completes with true when woken, false when the timeout passes first or the claim is {@code
+   * abandoned} (its client went away).
    */
-  public Uni<Boolean> await(String queue, Duration timeout, long lookBegan) {
-    return park(queue, timeout, lookBegan, false);
+  public Uni<Boolean> await(
+      String queue, Duration timeout, long lookBegan, BooleanSupplier abandoned) {
+    return park(queue, timeout, lookBegan, false, abandoned);
   }
 
   /**
    * Parks a claim that has not looked yet, if nothing has woken the queue since a look that found
    * nothing began while claims were parked on it; otherwise completes with true at once: look now.
-   * Completes with false when the timeout passes first.
+   * Completes with false when the timeout passes first or the claim is {@code abandoned}.
    */
-  public Uni<Boolean> awaitUnlessWoken(String queue, Duration timeout) {
-    return park(queue, timeout, -1, true);
+  public Uni<Boolean> awaitUnlessWoken(String queue, Duration timeout, BooleanSupplier abandoned) {
+    return park(queue, timeout, -1, true, abandoned);
   }
 
-  private Uni<Boolean> park(String queue, Duration timeout, long lookBegan, boolean unlessWoken) {
+  private Uni<Boolean> park(
+      String queue,
+      Duration timeout,
+      long lookBegan,
+      boolean unlessWoken,
+      BooleanSupplier abandoned) {
     return Uni.createFrom()
         .<Boolean>emitter(
             emitter -> {
@@ -111,8 +119,14 @@ public class ParkedClaims {
                   });
               if (lookNow[0]) {
                 emitter.complete(true);
-              } else {
-                emitter.onTermination(() -> leave(queue, claim));
+                return;
+              }
+              emitter.onTermination(() -> leave(queue, claim));
+              // A cancellation does not always reach a claim that parks again after a look: it
+              // can pass the chain while that look waits for a worker thread. Checked after
+              // parking, so that a cancellation either finds this waiter or is seen here.
+              if (abandoned.getAsBoolean()) {
+                emitter.complete(false);
               }
             })
         .ifNoItem()
