@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.NotSupportedException;
 import jakarta.ws.rs.container.ContainerRequestContext;
@@ -19,7 +20,18 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 public class AmbiguousRequests {
 
   @ServerRequestFilter
-  public void refuse(ContainerRequestContext request, ResourceInfo resource) {
+  public void refuse(
+      ContainerRequestContext request, ResourceInfo resource, HttpServerRequest http) {
+    // Most calls have no query string: only those that do pay for parsing one into a map.
+    if (http.query() != null) {
+      refuseRepeatedParameters(request);
+    }
+    if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
+      throw new NotSupportedException();
+    }
+  }
+
+  private static void refuseRepeatedParameters(ContainerRequestContext request) {
     for (Map.Entry<String, List<String>> parameter :
         request.getUriInfo().getQueryParameters().entrySet()) {
       if (parameter.getValue().size() > 1) {
@@ -31,9 +43,6 @@ public class AmbiguousRequests {
                 + parameter.getValue().size()
                 + " times: give it once.");
       }
-    }
-    if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
-      throw new NotSupportedException();
     }
   }
 
