@@ -9,8 +9,6 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -45,7 +43,7 @@ public class ClaimOrWait {
     Uni<List<Item>> answer =
         wait.isZero()
             ? attempt(claim)
-            : lookWhen(waiters.awaitUnlessWoken(queue, wait, claim.abandoned()::get), claim);
+            : lookWhen(waiters.awaitUnlessWoken(queue, wait, claim.ticket()), claim);
     return answer
         .invoke(
             claims -> {
@@ -56,17 +54,17 @@ public class ClaimOrWait {
                 metrics.longPollWaited(Duration.ofNanos(System.nanoTime() - start));
               }
             })
-        // Set before the cancellation travels up the chain (this operator runs its callback
+        // Closed before the cancellation travels up the chain (this operator runs its callback
         // first), so a look or a park that the cancellation misses still sees it.
         .onCancellation()
-        .invoke(() -> claim.abandoned().set(true));
+        .invoke(() -> waiters.close(queue, claim.ticket()));
   }
 
-  /** One claim-next: what it looks for, until when, and whether its client has gone away. */
+  /** One claim-next: what it looks for, until when, and its standing with the waiters. */
   private record Claim(
-      String queue, Supplier<List<Item>> attempt, long deadline, AtomicBoolean abandoned) {
+      String queue, Supplier<List<Item>> attempt, long deadline, ParkedClaims.Ticket ticket) {
     Claim(String queue, Supplier<List<Item>> attempt, long deadline) {
-      this(queue, attempt, deadline, new AtomicBoolean());
+      this(queue, attempt, deadline, new ParkedClaims.Ticket());
     }
   }
 
@@ -83,11 +81,10 @@ public class ClaimOrWait {
     long lookBegan = waiters.wakes(queue);
     Supplier<List<Item>> look =
         () -> {
-          if (claim.abandoned().get()) {
+          if (!waiters.beforeLook(queue, claim.ticket())) {
             // Its client went away while this look waited for a worker thread. An item claimed
             // now would sit leased to nobody until its lease ran out; whatever woke this claim
-            // wakes the next one instead.
-            waiters.wakeOne(queue);
+            // has gone to the next one instead.
             return List.of();
           }
           return claim.attempt().get();
@@ -107,17 +104,25 @@ public class ClaimOrWait {
               if (remaining < 1_000_000) {
                 return Uni.createFrom().item(claims);
               }
-              BooleanSupplier abandoned = claim.abandoned()::get;
               return lookWhen(
-                  waiters.await(queue, Duration.ofNanos(remaining), lookBegan, abandoned), claim);
+                  waiters.await(queue, Duration.ofNanos(remaining), lookBegan, claim.ticket()),
+                  claim);
             });
   }
 
   /**
-   * Attempts when the wait answers true; false is time up (or the client gone), nothing claimed.
+   * Attempts when the wait answers true; false is time up (or the client gone), nothing claimed,
+   * and a wake-up that reached the claim as its time ran out goes to the next parked claim.
    */
   private Uni<List<Item>> lookWhen(Uni<Boolean> wait, Claim claim) {
     return wait.onItem()
-        .transformToUni(look -> look ? attempt(claim) : Uni.createFrom().item(List.of()));
+        .transformToUni(
+            look -> {
+              if (look) {
+                return attempt(claim);
+              }
+              waiters.close(claim.queue(), claim.ticket());
+              return Uni.createFrom().item(List.of());
+            });
   }
 }

@@ -9,9 +9,9 @@ import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.function.BooleanSupplier;
 
 /**
  * Long-polling claims parked per queue. A parked claim holds no thread and no database connection:
@@ -25,6 +25,10 @@ import java.util.function.BooleanSupplier;
  * crowd of long polls coming back together (their waits ran out together, or their workers
  * restarted together) costs one look, not one each. What no signal announces, items that come due
  * later or signals that were lost, every parked claim finds through the fallback poll.
+ *
+ * <p>A wake-up is not lost to a claim that ends as it is woken (its client hangs up, its wait runs
+ * out): each claim has a {@link Ticket}, the wake-up is handed to the ticket before the claim hears
+ * of it, and a claim that ends without looking hands a wake-up it holds to the next parked claim.
  */
 @ApplicationScoped
 public class ParkedClaims {
@@ -51,9 +55,27 @@ public class ParkedClaims {
   /** One parked claim: equal only to itself, whatever its emitter's equals says. */
   private static final class Parked {
     final UniEmitter<? super Boolean> emitter;
+    final Ticket ticket;
 
-    Parked(UniEmitter<? super Boolean> emitter) {
+    Parked(UniEmitter<? super Boolean> emitter, Ticket ticket) {
       this.emitter = emitter;
+      this.ticket = ticket;
+    }
+  }
+
+  /**
+   * One long-polling claim's standing, over all its parks and looks: whether it has closed (its
+   * client went away or its time is up: it will not look again), and whether it holds a wake-up
+   * that no look of its has used. Closing and waking each set their own flag before they read the
+   * other's, so at least one of them sees both, and the one that takes the wake-up hands it on.
+   */
+  public static final class Ticket {
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean holdsWake = new AtomicBoolean();
+
+    /** Whether the claim has closed: it will not look again. */
+    public boolean closed() {
+      return closed.get();
     }
   }
 
@@ -71,34 +93,56 @@ public class ParkedClaims {
 
   /**
    * Parks a claim whose look, begun at {@code lookBegan} (from {@link #wakes}), found nothing.
-   * Completes with true when woken, false when the timeout passes first or the claim is {@code
-   * abandoned} (its client went away).
+   * Completes with true when woken, false when the timeout passes first or the ticket has closed. A
+   * claim that gets false, or none, must {@link #close} its ticket.
    */
-  public Uni<Boolean> await(
-      String queue, Duration timeout, long lookBegan, BooleanSupplier abandoned) {
-    return park(queue, timeout, lookBegan, false, abandoned);
+  public Uni<Boolean> await(String queue, Duration timeout, long lookBegan, Ticket ticket) {
+    return park(queue, timeout, lookBegan, false, ticket);
   }
 
   /**
    * Parks a claim that has not looked yet, if nothing has woken the queue since a look that found
    * nothing began while claims were parked on it; otherwise completes with true at once: look now.
-   * Completes with false when the timeout passes first or the claim is {@code abandoned}.
+   * Completes with false when the timeout passes first or the ticket has closed.
    */
-  public Uni<Boolean> awaitUnlessWoken(String queue, Duration timeout, BooleanSupplier abandoned) {
-    return park(queue, timeout, -1, true, abandoned);
+  public Uni<Boolean> awaitUnlessWoken(String queue, Duration timeout, Ticket ticket) {
+    return park(queue, timeout, -1, true, ticket);
+  }
+
+  /**
+   * Called before each look of a claim: takes the wake-up its ticket holds, if any, and says
+   * whether to look. False when the ticket has closed; a wake-up it held has gone to the next
+   * parked claim of the queue.
+   */
+  public boolean beforeLook(String queue, Ticket ticket) {
+    boolean woken = ticket.holdsWake.getAndSet(false);
+    if (ticket.closed()) {
+      if (woken) {
+        wakeOne(queue);
+      }
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Closes a claim's ticket (its client went away, or its time is up): it will not look again, and
+   * a wake-up it holds, or is handed from now on, goes to the next parked claim of the queue.
+   */
+  public void close(String queue, Ticket ticket) {
+    ticket.closed.set(true);
+    if (ticket.holdsWake.getAndSet(false)) {
+      wakeOne(queue);
+    }
   }
 
   private Uni<Boolean> park(
-      String queue,
-      Duration timeout,
-      long lookBegan,
-      boolean unlessWoken,
-      BooleanSupplier abandoned) {
+      String queue, Duration timeout, long lookBegan, boolean unlessWoken, Ticket ticket) {
     return Uni.createFrom()
         .<Boolean>emitter(
             emitter -> {
               boolean[] lookNow = {false};
-              Parked claim = new Parked(emitter);
+              Parked claim = new Parked(emitter, ticket);
               // compute and computeIfPresent are atomic per key, so a waiter is never added to a
               // queue that is being dropped from the map, and a wake-up (which takes its waiter
               // inside computeIfPresent, after counting itself) either counts before this reads
@@ -125,7 +169,7 @@ public class ParkedClaims {
               // A cancellation does not always reach a claim that parks again after a look: it
               // can pass the chain while that look waits for a worker thread. Checked after
               // parking, so that a cancellation either finds this waiter or is seen here.
-              if (abandoned.getAsBoolean()) {
+              if (ticket.closed()) {
                 emitter.complete(false);
               }
             })
@@ -134,25 +178,38 @@ public class ParkedClaims {
         .recoverWithItem(false);
   }
 
-  /** Wakes the longest-waiting claim of the queue, if any. */
+  /** Wakes the longest-waiting claim of the queue that has not closed, if any. */
   public void wakeOne(String queue) {
     wakes.incrementAndGet(stripe(queue));
-    Parked[] next = new Parked[1];
+    for (Parked next = takeOldest(queue); next != null; next = takeOldest(queue)) {
+      Ticket ticket = next.ticket;
+      ticket.holdsWake.set(true);
+      if (!ticket.closed()) {
+        // Outside the map's lock: completing runs the claim's callbacks, which may park it again.
+        // If the claim closes before this reaches it, its close hands the wake-up on.
+        next.emitter.complete(true);
+        return;
+      }
+      if (!ticket.holdsWake.getAndSet(false)) {
+        return; // its close took the wake-up, and handed it on
+      }
+    }
+  }
+
+  private Parked takeOldest(String queue) {
+    Parked[] oldest = new Parked[1];
     waiting.computeIfPresent(
         queue,
         (q, waiters) -> {
-          Iterator<Parked> oldest = waiters.parked.iterator();
-          if (oldest.hasNext()) {
-            next[0] = oldest.next();
-            oldest.remove();
+          Iterator<Parked> parked = waiters.parked.iterator();
+          if (parked.hasNext()) {
+            oldest[0] = parked.next();
+            parked.remove();
             parkedCount.decrementAndGet();
           }
           return waiters;
         });
-    // Outside the map's lock: completing runs the claim's callbacks, which may park it again.
-    if (next[0] != null) {
-      next[0].emitter.complete(true);
-    }
+    return oldest[0];
   }
 
   /** Wakes one waiter of every queue that has any: the fallback for lost or missing signals. */

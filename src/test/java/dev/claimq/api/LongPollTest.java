@@ -412,13 +412,16 @@ class LongPollTest extends AsAdmin {
     long lookBegan = waiters.wakes(queue);
     Boolean[] firstWoken = {null};
     waiters
-        .await(queue, Duration.ofSeconds(10), lookBegan, () -> false)
+        .await(queue, Duration.ofSeconds(10), lookBegan, new ParkedClaims.Ticket())
         .subscribe()
         .with(woken -> firstWoken[0] = woken);
 
     // Nothing since that empty look: the next claim parks (and here times out).
     Boolean second =
-        waiters.awaitUnlessWoken(queue, Duration.ofMillis(300), () -> false).await().indefinitely();
+        waiters
+            .awaitUnlessWoken(queue, Duration.ofMillis(300), new ParkedClaims.Ticket())
+            .await()
+            .indefinitely();
     assertThat(second).as("parked until its timeout").isFalse();
 
     // A wake-up (an enqueue, a NOTIFY, a win, the fallback) wakes the first and counts: the next
@@ -426,11 +429,14 @@ class LongPollTest extends AsAdmin {
     waiters.wakeOne(queue);
     assertThat(firstWoken[0]).isTrue();
     waiters
-        .await(queue, Duration.ofSeconds(10), lookBegan, () -> false)
+        .await(queue, Duration.ofSeconds(10), lookBegan, new ParkedClaims.Ticket())
         .subscribe()
         .with(woken -> {});
     Boolean third =
-        waiters.awaitUnlessWoken(queue, Duration.ofSeconds(5), () -> false).await().indefinitely();
+        waiters
+            .awaitUnlessWoken(queue, Duration.ofSeconds(5), new ParkedClaims.Ticket())
+            .await()
+            .indefinitely();
     assertThat(third).as("look now").isTrue();
   }
 
@@ -441,13 +447,13 @@ class LongPollTest extends AsAdmin {
     List<String> woken = new java.util.concurrent.CopyOnWriteArrayList<>();
     for (String claim : List.of("first", "second", "third")) {
       waiters
-          .await(queue, Duration.ofSeconds(30), waiters.wakes(queue), () -> false)
+          .await(queue, Duration.ofSeconds(30), waiters.wakes(queue), new ParkedClaims.Ticket())
           .subscribe()
           .with(wasWoken -> woken.add(claim + (wasWoken ? "" : " timed out")));
     }
     CompletableFuture<Boolean> shortWait =
         waiters
-            .await(queue, Duration.ofMillis(300), waiters.wakes(queue), () -> false)
+            .await(queue, Duration.ofMillis(300), waiters.wakes(queue), new ParkedClaims.Ticket())
             .subscribeAsCompletionStage();
     assertThat(waiters.parked()).isEqualTo(before + 4);
 
