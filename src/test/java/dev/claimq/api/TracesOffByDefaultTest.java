@@ -10,15 +10,18 @@ import static org.hamcrest.Matchers.equalTo;
 import dev.claimq.AsAdmin;
 import dev.claimq.InMemorySpans;
 import dev.claimq.LogCapture;
+import io.prometheus.client.exemplars.ExemplarSampler;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
+import jakarta.inject.Inject;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterAll;
@@ -87,6 +90,16 @@ class TracesOffByDefaultTest extends AsAdmin {
   @AfterAll
   static void close() throws IOException {
     collector.close();
+  }
+
+  @Inject Optional<ExemplarSampler> exemplars;
+
+  @Test
+  void with_traces_off_the_metrics_look_for_no_trace_to_point_at() {
+    // What the Prometheus registry is given: with no sampler, no timer or counter looks for the
+    // current span on each observation (there is none to find). TracesTest shows exemplars with
+    // traces on.
+    assertThat(exemplars).isEmpty();
   }
 
   @Test

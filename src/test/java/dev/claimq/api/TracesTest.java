@@ -38,6 +38,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -358,6 +360,44 @@ class TracesTest extends AsAdmin {
 
   private static Response enqueueWith(String traceparent, String queue, Object body) {
     return json().header("traceparent", traceparent).body(body).post("/v1/queues/{q}/items", queue);
+  }
+
+  @Test
+  void with_traces_on_the_metrics_point_at_a_trace_that_fed_them() {
+    String queue = uniqueQueue("exemplar");
+    enqueued(queue, "exemplar/1", 1);
+    claimNext(queue, Map.of("worker", "w1")).then().statusCode(200);
+
+    // OpenMetrics (the format that carries exemplars) shows, beside the bucket that the claim's
+    // wait in the queue landed in, the trace of that claim.
+    String metrics =
+        given()
+            .accept("application/openmetrics-text; version=1.0.0; charset=utf-8")
+            .get("/q/metrics")
+            .then()
+            .statusCode(200)
+            .extract()
+            .asString();
+    Matcher exemplar =
+        Pattern.compile(
+                "^claimq_queue_wait_seconds_bucket\\{queue=\""
+                    + queue
+                    + "\",.*# \\{span_id=\"(\\w+)\",trace_id=\"(\\w+)\"\\}",
+                Pattern.MULTILINE)
+            .matcher(metrics);
+    assertThat(exemplar.find()).as("an exemplar on the queue's wait buckets").isTrue();
+    String spanId = exemplar.group(1);
+    String traceId = exemplar.group(2);
+    InMemorySpans.until(
+        exported,
+        spans ->
+            spans.stream()
+                .anyMatch(
+                    s ->
+                        s.getName().equals("POST /v1/queues/{queue}/claim")
+                            && s.getTraceId().equals(traceId)
+                            && s.getSpanId().equals(spanId)),
+        "the claim's span " + traceId + "/" + spanId);
   }
 
   private static String enqueuedWith(String traceparent, String queue, String dedupeKey) {
