@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.AsAdmin;
+import dev.claimq.Unannounced;
 import dev.claimq.longpoll.ClaimableListener;
 import dev.claimq.longpoll.ParkedClaims;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -375,7 +376,7 @@ class LongPollTest extends AsAdmin {
     CompletableFuture<HttpResponse<String>> first = claimNext(queue, 20);
     awaitParked(before + 1);
     // An item that no signal announced: inserted by hand, as no enqueue does.
-    String unannounced = insertedUnannounced(queue, "unannounced");
+    String unannounced = Unannounced.item(dataSource, queue, "unannounced");
 
     // A crowd of long polls arrives: the first one's look found the queue empty and nothing has
     // woken it since, so they park behind it without looking, and their short waits run out.
@@ -471,21 +472,6 @@ class LongPollTest extends AsAdmin {
 
     waiters.wakeOne(queue); // nobody left to wake
     assertThat(waiters.parked()).isEqualTo(before);
-  }
-
-  /** An item inserted as by hand: committed, pending and due, with no signal of any kind. */
-  private String insertedUnannounced(String queue, String dedupeKey) {
-    return QuarkusTransaction.requiringNew()
-        .call(
-            () ->
-                entityManager
-                    .createNativeQuery(
-                        "INSERT INTO item (queue, dedupe_key, payload, max_attempts)"
-                            + " VALUES (:queue, :key, '1', 5) RETURNING id")
-                    .setParameter("queue", queue)
-                    .setParameter("key", dedupeKey)
-                    .getSingleResult()
-                    .toString());
   }
 
   private CompletableFuture<HttpResponse<String>> claimNext(String queue, int waitSeconds) {

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.Unannounced;
 import dev.claimq.store.Item;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -14,9 +15,6 @@ import io.quarkus.test.junit.TestProfile;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.smallrye.mutiny.subscription.Cancellable;
 import jakarta.inject.Inject;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -103,7 +101,7 @@ class AbandonedClaimsTest extends AsAdmin {
             .claimNext(queue, "alive", null, null, Duration.ofSeconds(30))
             .subscribeAsCompletionStage();
     awaitParked(before + 2);
-    String id = insertedUnannounced(queue);
+    String id = Unannounced.item(dataSource, queue, "k");
 
     // A signal for the item wakes the claim parked first, whose client then hangs up.
     CountDownLatch release = holdTheWorkerThread();
@@ -115,21 +113,6 @@ class AbandonedClaimsTest extends AsAdmin {
     List<Item> claimed = second.get(10, TimeUnit.SECONDS);
     assertThat(claimed).extracting(item -> item.id.toString()).containsExactly(id);
     assertThat(waiters.parked()).isEqualTo(before);
-  }
-
-  /** An item inserted as by hand: committed, pending and due, and no signal of any kind. */
-  private String insertedUnannounced(String queue) throws Exception {
-    try (Connection connection = dataSource.getConnection();
-        PreparedStatement insert =
-            connection.prepareStatement(
-                "INSERT INTO item (queue, dedupe_key, payload, max_attempts)"
-                    + " VALUES (?, 'k', '1', 5) RETURNING id")) {
-      insert.setString(1, queue);
-      try (ResultSet row = insert.executeQuery()) {
-        row.next();
-        return row.getString(1);
-      }
-    }
   }
 
   private void awaitParked(int count) throws InterruptedException {
