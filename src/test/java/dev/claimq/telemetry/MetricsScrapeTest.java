@@ -1,0 +1,92 @@
+package dev.claimq.telemetry;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.claimq.PlainHttp;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+
+/**
+ * /q/metrics answers in the format its scraper prefers: OpenMetrics (which carries exemplars) to
+ * Prometheus, whose Accept names the text format too, as a fallback; the text format to a client
+ * that prefers it.
+ */
+@QuarkusTest
+class MetricsScrapeTest {
+  private static final String OPENMETRICS =
+      "application/openmetrics-text; version=1.0.0; charset=utf-8";
+  private static final String TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
+  // What Prometheus 2 sends (scrape/scrape.go, acceptHeader, up to 2.48).
+  private static final String PROMETHEUS_2 =
+      "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+          + "text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+  // What Prometheus 3 sends by default (its scrape_protocols, with UTF-8 name escaping allowed).
+  private static final String PROMETHEUS_3 =
+      "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,"
+          + "application/openmetrics-text;version=0.0.1;q=0.4,"
+          + "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,"
+          + "*/*;q=0.1";
+
+  @TestHTTPResource("/")
+  URI base;
+
+  @Test
+  void prometheus_gets_openmetrics_though_it_names_the_text_format_too() {
+    assertOpenMetrics(scrape(PROMETHEUS_2));
+    assertOpenMetrics(scrape(PROMETHEUS_3));
+  }
+
+  @Test
+  void openmetrics_without_a_charset_is_served() {
+    assertOpenMetrics(scrape("application/openmetrics-text; version=1.0.0"));
+    assertOpenMetrics(scrape("application/openmetrics-text"));
+  }
+
+  @Test
+  void a_client_that_prefers_the_text_format_gets_it() {
+    assertText(scrape("text/plain"));
+    assertText(scrape("text/plain;version=0.0.4"));
+    assertText(scrape("text/plain, application/openmetrics-text;q=0.5"));
+    assertText(scrape("application/openmetrics-text;q=0, text/plain;q=0.1"));
+    // A browser: the text format shows as a page.
+    assertText(scrape("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"));
+  }
+
+  @Test
+  void a_client_without_a_preference_gets_openmetrics_as_before() throws Exception {
+    assertOpenMetrics(scrape("*/*"));
+    assertOpenMetrics(scrape("application/json"));
+    HttpResponse<String> noAccept = new PlainHttp(base).send("GET", "/q/metrics", null, null);
+    assertThat(noAccept.statusCode()).isEqualTo(200);
+    assertThat(noAccept.headers().firstValue("Content-Type")).hasValue(OPENMETRICS);
+    assertThat(noAccept.body()).endsWith("# EOF\n");
+  }
+
+  private static Response scrape(String accept) {
+    return given().header("Accept", accept).get("/q/metrics");
+  }
+
+  private static void assertOpenMetrics(Response response) {
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.contentType()).isEqualTo(OPENMETRICS);
+    // OpenMetrics names a counter's family without _total, and ends with # EOF.
+    assertThat(response.asString())
+        .contains("# TYPE jvm_gc_memory_allocated_bytes counter")
+        .endsWith("# EOF\n");
+  }
+
+  private static void assertText(Response response) {
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.contentType()).isEqualTo(TEXT);
+    assertThat(response.asString())
+        .contains("# TYPE jvm_gc_memory_allocated_bytes_total counter")
+        .doesNotContain("# EOF");
+  }
+}
