@@ -261,8 +261,10 @@ closed AS (
   FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
 )
 -- held_since: when the finished claim began (its attempt, still open in this statement's
--- snapshot), for the processing-time metric, on the database clock.
-SELECT true AS changed, false AS late, f.*, a.claimed_at AS held_since FROM finished f
+-- snapshot), for the processing-time metric, on the database clock. The row has complete's
+-- shape, whose reader it shares.
+SELECT true AS changed, false AS late, f.*, a.claimed_at AS held_since,
+       CAST(NULL AS text) AS last_outcome FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL;
 
 -- name: complete-held-claim-next
@@ -333,8 +335,9 @@ FROM claimed;
 -- once the reaper has released an expired lease, the old token matches nothing. The service runs
 -- complete-held first and this only when that changed nothing; this alone decides every case.
 --
--- A complete with an old token of this item (one of its attempts' token hashes) and an
--- externalRef is a late success: the send happened. It is recorded on that attempt, once, and
+-- A complete with the token of an ended attempt of this item (one of its attempts' token hashes:
+-- an earlier claim's, or the latest claim's after its own fail or release) and an externalRef is
+-- a late success: the send happened. It is recorded on that attempt, once, and
 -- acts on the item as it is when the row is locked: pending or failed, it is done with that
 -- reference and nothing is sent again; sending under a newer claim, that claimer's next
 -- heartbeat or intent says it was sent already; done already, it is a send that went out twice,
@@ -355,8 +358,8 @@ late AS (
                        late_reported_by = :actor
   WHERE a.item_id = :id AND CAST(:externalRef AS text) IS NOT NULL
     AND NOT EXISTS (SELECT FROM finished)
-    -- Not the current claim (a repeat of its own complete is a replay, not a late success).
-    AND NOT EXISTS (SELECT FROM item WHERE id = :id AND claim_token = :token)
+    -- The claim may be the item's latest, ended by its own fail or release: the send happened
+    -- all the same. A repeat of its own complete finds its attempt done.
     AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex')
     AND a.finished_at IS NOT NULL AND a.outcome <> 'done' AND a.late_reported_at IS NULL
   RETURNING a.item_id, a.attempt
@@ -382,12 +385,17 @@ unchanged AS (
 )
 -- held_since: when the finished claim began (its attempt, still open in this statement's
 -- snapshot), for the processing-time metric, on the database clock.
-SELECT true AS changed, false AS late, f.*, a.claimed_at AS held_since FROM finished f
+-- last_outcome, of an unchanged row: how the item's latest attempt ended, which tells a repeat of
+-- this claim's complete (done) from a complete after its own fail or release (see WorkService).
+-- Read FOR SHARE, as the item is: a concurrent finish of that attempt that committed after this
+-- statement's snapshot is seen, as it is on the item.
+SELECT true AS changed, false AS late, f.*, a.claimed_at AS held_since,
+       CAST(NULL AS text) AS last_outcome FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, true, *, NULL FROM applied
+SELECT false, true, *, NULL, NULL FROM applied
 UNION ALL
-SELECT false, false, *, NULL FROM unchanged;
+SELECT false, false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
 
 -- name: fail
 -- A failed attempt goes back to pending while it is retryable and attempts remain, otherwise it
@@ -440,11 +448,12 @@ closed AS (
 unchanged AS (
   SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished) FOR SHARE
 )
--- held_since as in complete.
-SELECT true AS changed, f.*, a.claimed_at AS held_since FROM finished f
+-- held_since and last_outcome as in complete.
+SELECT true AS changed, f.*, a.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome
+FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, *, NULL FROM unchanged;
+SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
 
 -- name: complete-batch
 -- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
@@ -469,11 +478,12 @@ unchanged AS (
   WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
   FOR SHARE
 )
--- held_since as in complete.
-SELECT true AS changed, f.*, a.claimed_at AS held_since FROM finished f
+-- held_since and last_outcome as in complete.
+SELECT true AS changed, f.*, a.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome
+FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, *, NULL FROM unchanged;
+SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
 
 -- name: fail-batch
 -- The batch form of fail, with exactly its conditions; each entry brings its own schedule.
@@ -522,11 +532,12 @@ unchanged AS (
   WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
   FOR SHARE
 )
--- held_since as in complete.
-SELECT true AS changed, f.*, a.claimed_at AS held_since FROM finished f
+-- held_since and last_outcome as in complete.
+SELECT true AS changed, f.*, a.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome
+FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, *, NULL FROM unchanged;
+SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
 
 -- name: retry
 -- An operator's second chance: a fresh budget of attempts, due now. The history and the
@@ -735,9 +746,10 @@ closed AS (
 unchanged AS (
   SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM released) FOR SHARE
 )
-SELECT true AS changed, * FROM released
+-- last_outcome as in complete: a repeated release finds its attempt released.
+SELECT true AS changed, *, CAST(NULL AS text) AS last_outcome FROM released
 UNION ALL
-SELECT false, * FROM unchanged;
+SELECT false, u.*, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
 
 -- name: resolve
 -- An operator's word that a failed item's side effect did happen (confirmed with the provider,

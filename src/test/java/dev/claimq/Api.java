@@ -60,6 +60,10 @@ public final class Api {
     return json().body(body).post("/v1/items/{id}/fail", id);
   }
 
+  public static Response release(String id, Object body) {
+    return json().body(body).post("/v1/items/{id}/release", id);
+  }
+
   public static Response heartbeat(String id, Object body) {
     return json().body(body).post("/v1/items/{id}/heartbeat", id);
   }

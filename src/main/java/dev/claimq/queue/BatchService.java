@@ -8,7 +8,6 @@ import dev.claimq.policy.FailureReason;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemRepository.Changed;
-import dev.claimq.store.ItemState;
 import dev.claimq.store.NewItem;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
@@ -119,7 +118,7 @@ public class BatchService {
     Map<Long, Changed> rows = byId(items.completeBatch(batch.toString(), entries.size(), actor));
     List<Answer> answers = new ArrayList<>();
     for (CompleteEntry entry : entries) {
-      Answer answer = answer(rows.get(entry.id()), entry.claimToken(), ItemState.DONE);
+      Answer answer = answer(rows.get(entry.id()), entry.claimToken(), WorkService.Repeat.COMPLETE);
       // A stale entry with the provider's reference may be a late success: the single complete
       // decides that (rare, so one statement of its own each is no cost to the batch).
       if (answer.outcome() == Outcome.STALE_CLAIM && entry.externalRef() != null) {
@@ -161,18 +160,14 @@ public class BatchService {
         .map(
             entry ->
                 work.counted(
-                    answer(
-                        rows.get(entry.id()),
-                        entry.claimToken(),
-                        ItemState.PENDING,
-                        ItemState.FAILED),
+                    answer(rows.get(entry.id()), entry.claimToken(), WorkService.Repeat.FAIL),
                     null))
         .toList();
   }
 
   /** An entry's answer from its item's row: the row answers every entry that names the item. */
-  private static Answer answer(Changed row, String token, ItemState... replayStates) {
-    return row == null ? Answer.notFound() : WorkService.finish(row, token, replayStates);
+  private static Answer answer(Changed row, String token, WorkService.Repeat repeat) {
+    return row == null ? Answer.notFound() : WorkService.finish(row, token, repeat);
   }
 
   private static Map<Long, Changed> byId(List<Changed> rows) {

@@ -20,8 +20,8 @@ public enum Outcome {
   /** The claim token is not the item's current claim. */
   STALE_CLAIM,
   /**
-   * A complete with an earlier claim's token and the provider's reference: still a stale claim to
-   * its sender, but the send is recorded as a late success of that claim's attempt.
+   * A complete with an ended claim's token and the provider's reference: still a stale claim to its
+   * sender, but the send is recorded as a late success of that claim's attempt.
    */
   LATE_SUCCESS,
   /** An operator's retry of an item that is neither failed nor cancelled. */

@@ -15,6 +15,7 @@ import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import org.jboss.logging.Logger;
@@ -121,7 +122,8 @@ public class WorkService {
   /**
    * Marks the item done. Repeating an accepted complete with the same token answers REPLAYED with
    * the item, so a worker may safely retry a complete whose answer it did not receive. With an
-   * earlier claim's token and an externalRef, the send happened: LATE_SUCCESS, recorded.
+   * ended claim's token (an earlier claim's, or this one's after its own fail or release) and an
+   * externalRef, the send happened: LATE_SUCCESS, recorded.
    */
   public Answer complete(long id, String token, String externalRef, String actor) {
     return complete(id, token, externalRef, actor, null).answer();
@@ -153,7 +155,7 @@ public class WorkService {
               next.leaseSeconds());
       if (held.isPresent()) {
         Finished finished =
-            new Finished(finish(held.get().finished(), token, ItemState.DONE), held.get().next());
+            new Finished(finish(held.get().finished(), token, Repeat.COMPLETE), held.get().next());
         counted(finished.answer(), externalRef);
         finished.next().ifPresent(this::claimed);
         return finished;
@@ -169,7 +171,7 @@ public class WorkService {
           if (row.isPresent() && row.get().late()) {
             return new Answer(Outcome.LATE_SUCCESS, row.get().item());
           }
-          return finish(row, token, ItemState.DONE);
+          return finish(row, token, Repeat.COMPLETE);
         });
   }
 
@@ -197,12 +199,7 @@ public class WorkService {
     return finishing(
         next,
         null,
-        statements ->
-            finish(
-                statements.fail(id, token, failure, actor),
-                token,
-                ItemState.PENDING,
-                ItemState.FAILED));
+        statements -> finish(statements.fail(id, token, failure, actor), token, Repeat.FAIL));
   }
 
   /**
@@ -265,7 +262,7 @@ public class WorkService {
 
   /** Extends the lease of a current claim; by its original length when none is given. */
   public Answer heartbeat(long id, String token, Integer leaseSeconds) {
-    return counted(finish(items.heartbeat(id, token, leaseSeconds), token), null);
+    return counted(finish(items.heartbeat(id, token, leaseSeconds), token, Repeat.NONE), null);
   }
 
   /**
@@ -273,7 +270,7 @@ public class WorkService {
    * NOT_FOUND.
    */
   public Answer intent(long id, String token) {
-    return counted(finish(items.intent(id, token), token), null);
+    return counted(finish(items.intent(id, token), token, Repeat.NONE), null);
   }
 
   /**
@@ -292,7 +289,7 @@ public class WorkService {
                   if (!row.changed() && mine && item.state == ItemState.SENDING) {
                     return new Answer(Outcome.RELEASE_LIMIT, item);
                   }
-                  return finish(row, token, ItemState.PENDING);
+                  return finish(row, token, Repeat.RELEASE);
                 })
             .orElseGet(Answer::notFound);
     if (answer.outcome() == Outcome.CHANGED) {
@@ -303,25 +300,52 @@ public class WorkService {
     return answer;
   }
 
-  private static Answer finish(Optional<Changed> row, String token, ItemState... replayStates) {
-    return row.map(r -> finish(r, token, replayStates)).orElseGet(Answer::notFound);
+  /**
+   * What a repeat of a finish finds: the item in a state that finish leaves it in, its token still
+   * this claim's, and the claim's attempt ended the way that finish ends it. The attempt tells
+   * finishes of one claim apart: a fail after the claim's own release, say, finds the item pending
+   * under its token as a repeated fail would, but the attempt released, not failed.
+   */
+  enum Repeat {
+    /** Heartbeat and intent: changes that end nothing, repeat-safe by their statements. */
+    NONE(Set.of(), Set.of()),
+    COMPLETE(Set.of(ItemState.DONE), Set.of("done")),
+    FAIL(Set.of(ItemState.PENDING, ItemState.FAILED), Set.of("retry", "failed")),
+    RELEASE(Set.of(ItemState.PENDING), Set.of("released"));
+
+    private final Set<ItemState> states;
+    private final Set<String> outcomes;
+
+    Repeat(Set<ItemState> states, Set<String> outcomes) {
+      this.states = states;
+      this.outcomes = outcomes;
+    }
+
+    boolean of(Changed row, String token) {
+      return token.equals(row.item().claimToken)
+          && states.contains(row.item().state)
+          && row.lastOutcome() != null
+          && outcomes.contains(row.lastOutcome());
+    }
+  }
+
+  private static Answer finish(Optional<Changed> row, String token, Repeat repeat) {
+    return row.map(r -> finish(r, token, repeat)).orElseGet(Answer::notFound);
   }
 
   /**
    * The outcome of a statement that only the current claim can make: CHANGED; REPLAYED when this
-   * token's own earlier request already put the item where this one would (a retried request);
-   * otherwise STALE_CLAIM.
+   * token's own earlier request of the same kind already put the item where this one would (a
+   * retried request); otherwise STALE_CLAIM.
    */
-  static Answer finish(Changed row, String token, ItemState... replayStates) {
+  static Answer finish(Changed row, String token, Repeat repeat) {
     Item item = row.item();
     // A batch may name one item twice: its row is changed by the other entry's token, not this one.
     if (row.changed() && token.equals(item.claimToken)) {
       return new Answer(Outcome.CHANGED, item);
     }
-    for (ItemState state : replayStates) {
-      if (item.state == state && token.equals(item.claimToken)) {
-        return new Answer(Outcome.REPLAYED, item);
-      }
+    if (repeat.of(row, token)) {
+      return new Answer(Outcome.REPLAYED, item);
     }
     return new Answer(Outcome.STALE_CLAIM, item);
   }

@@ -51,11 +51,14 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
   /**
    * The row a conditional statement answered with, whether this call changed it, and, for a
-   * complete, whether it was recorded as a late success instead.
+   * complete, whether it was recorded as a late success instead. For a finish that changed nothing,
+   * lastOutcome is how the item's latest attempt ended (attempt.outcome; null when it is open, or
+   * the statement does not say): what tells a repeated finish from another finish of the same
+   * claim.
    */
-  public record Changed(boolean changed, boolean late, Item item) {
+  public record Changed(boolean changed, boolean late, Item item, String lastOutcome) {
     Changed(boolean changed, Item item) {
-      this(changed, false, item);
+      this(changed, false, item, null);
     }
   }
 
@@ -353,7 +356,13 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("token", token)
         .set("externalRef", externalRef)
         .set("actor", actor)
-        .list(row -> new Changed(row.getBoolean("changed"), row.getBoolean("late"), finished(row)))
+        .list(
+            row ->
+                new Changed(
+                    row.getBoolean("changed"),
+                    row.getBoolean("late"),
+                    finished(row),
+                    row.getString("last_outcome")))
         .stream()
         .reduce(ItemRepository::onlyOne);
   }
@@ -421,7 +430,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("delays", bigintArray(failure.delays()))
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("actor", actor)
-        .list(row -> new Changed(row.getBoolean("changed"), finished(row)))
+        .list(ItemRepository::finishedOrNot)
         .stream()
         .reduce(ItemRepository::onlyOne);
   }
@@ -433,7 +442,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .within(batchBound(entries))
         .set("batch", batchJson)
         .set("actor", actor)
-        .list(row -> new Changed(row.getBoolean("changed"), finished(row)));
+        .list(ItemRepository::finishedOrNot);
   }
 
   /** Records every entry's failure whose token is its item's current claim; answers every item. */
@@ -444,7 +453,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("batch", batchJson)
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("actor", actor)
-        .list(row -> new Changed(row.getBoolean("changed"), finished(row)));
+        .list(ItemRepository::finishedOrNot);
   }
 
   /** Records the current attempt's send intent; empty when there is no such item. */
@@ -454,14 +463,22 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
   /** Hands the claim back, due after the delay, while releases remain; empty for no such item. */
   public Optional<Changed> release(long id, String token, long delaySeconds, String actor) {
-    return single(
-        RELEASE
-            .on(dataSource)
-            .set("id", id)
-            .set("token", token)
-            .set("delaySeconds", delaySeconds)
-            .set("defaultMaxReleases", defaultMaxReleases)
-            .set("actor", actor));
+    return RELEASE
+        .on(dataSource)
+        .set("id", id)
+        .set("token", token)
+        .set("delaySeconds", delaySeconds)
+        .set("defaultMaxReleases", defaultMaxReleases)
+        .set("actor", actor)
+        .list(
+            row ->
+                new Changed(
+                    row.getBoolean("changed"),
+                    false,
+                    ITEMS.map(row),
+                    row.getString("last_outcome")))
+        .stream()
+        .reduce(ItemRepository::onlyOne);
   }
 
   /** Marks a failed item done by an operator's word; empty when there is no such item. */
@@ -882,6 +899,12 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /** A statement on one row answers with one row or none: more is a bug, not an answer. */
   private static <T> T onlyOne(T first, T second) {
     throw new IllegalStateException("a single-row statement answered with more than one row");
+  }
+
+  /** A row of a fail or a batch finish, and how the item's latest attempt ended. */
+  private static Changed finishedOrNot(ResultSet row) throws SQLException {
+    return new Changed(
+        row.getBoolean("changed"), false, finished(row), row.getString("last_outcome"));
   }
 
   /** A row of a complete or fail, with held_since: when the claim it finished began. */

@@ -141,7 +141,7 @@ public class QueueMetrics {
     count("claimq.releases", queue, null, null, 1);
   }
 
-  /** An earlier claim's complete recorded; {@code duplicate} when the item was done already. */
+  /** An ended claim's complete recorded; {@code duplicate} when the item was done already. */
   public void lateSuccess(String queue, boolean duplicate) {
     count("claimq.late.successes", queue, null, null, 1);
     if (duplicate) {

@@ -245,9 +245,7 @@ class QueuePolicyTest extends AsAdmin {
   }
 
   private static Response release(String id, String token, long delaySeconds) {
-    return json()
-        .body(Map.of("claimToken", token, "delaySeconds", delaySeconds))
-        .post("/v1/items/{id}/release", id);
+    return dev.claimq.Api.release(id, Map.of("claimToken", token, "delaySeconds", delaySeconds));
   }
 
   private static Response resolve(String id, Map<String, ?> body) {

@@ -1,0 +1,128 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
+import static dev.claimq.Api.item;
+import static dev.claimq.Api.json;
+import static dev.claimq.Api.problem;
+import static dev.claimq.Api.release;
+import static dev.claimq.Api.uniqueQueue;
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+
+import dev.claimq.AsAdmin;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A claim ends once, by its complete, fail or release, and only a repeat of that same finish is a
+ * replay (200). Another finish with the same token comes after the claim ended: a 409 that changes
+ * nothing, except a complete with the provider's reference, which is a late success.
+ */
+@QuarkusTest
+class OneClaimsFinishesTest extends AsAdmin {
+
+  @Test
+  void a_fail_after_the_claims_own_release_is_a_stale_claim_not_a_repeat() {
+    String id = enqueued(uniqueQueue("release-then-fail"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    release(id, Map.of("claimToken", token)).then().statusCode(200);
+
+    problem(
+        fail(id, Map.of("claimToken", token, "error", "boom", "retryable", false)),
+        409,
+        "stale-claim");
+
+    item(id).then().body("state", equalTo("pending")).body("lastError", nullValue());
+    attempts(id).then().body("attempts.outcome", contains("released"));
+  }
+
+  @Test
+  void a_release_after_the_claims_own_fail_is_a_stale_claim_not_a_repeat() {
+    String id = enqueued(uniqueQueue("fail-then-release"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    fail(id, Map.of("claimToken", token, "error", "boom")).then().statusCode(200);
+    String runAt = item(id).path("runAt");
+
+    problem(release(id, Map.of("claimToken", token, "delaySeconds", 86400)), 409, "stale-claim");
+
+    item(id).then().body("runAt", equalTo(runAt));
+    attempts(id).then().body("attempts.outcome", contains("retry"));
+  }
+
+  @Test
+  void a_batch_fail_after_the_claims_own_release_is_a_stale_claim_too() {
+    String id = enqueued(uniqueQueue("release-then-batch-fail"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    release(id, Map.of("claimToken", token)).then().statusCode(200);
+
+    json()
+        .body(
+            Map.of(
+                "items",
+                List.of(
+                    Map.of("id", id, "claimToken", token, "error", "boom", "retryable", false))))
+        .post("/v1/items:fail")
+        .then()
+        .statusCode(200)
+        .body("results[0].status", equalTo(409));
+    item(id).then().body("state", equalTo("pending")).body("lastError", nullValue());
+  }
+
+  @Test
+  void a_complete_after_the_claims_own_fail_records_the_send_as_a_late_success() {
+    // The worker timed out on the provider and said so, then learned the send went out.
+    String id = enqueued(uniqueQueue("fail-then-complete"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    fail(
+            id,
+            Map.of(
+                "claimToken",
+                token,
+                "error",
+                "timeout",
+                "sent",
+                "unknown",
+                "retryAfterSeconds",
+                3600))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("pending"));
+
+    problem(
+            complete(id, Map.of("claimToken", token, "externalRef", "msg_late")),
+            409,
+            "stale-claim")
+        .body("detail", containsString("recorded as a late success"));
+
+    item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_late"));
+    attempts(id).then().body("attempts[0].lateSuccess.externalRef", equalTo("msg_late"));
+    // Its repeat is no second late success, and no replay either: the claim ended with the fail.
+    problem(
+        complete(id, Map.of("claimToken", token, "externalRef", "msg_late")), 409, "stale-claim");
+  }
+
+  @Test
+  void a_complete_after_the_claims_own_permanent_fail_turns_the_failed_item_done() {
+    String id = enqueued(uniqueQueue("failed-then-complete"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    fail(id, Map.of("claimToken", token, "error", "rejected", "retryable", false))
+        .then()
+        .body("state", equalTo("failed"));
+
+    problem(complete(id, Map.of("claimToken", token, "externalRef", "msg_9")), 409, "stale-claim");
+
+    item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_9"));
+  }
+
+  private static io.restassured.response.Response attempts(String id) {
+    return RestAssured.get("/v1/items/{id}/attempts", id);
+  }
+}
