@@ -277,7 +277,7 @@ public class ItemsResource {
               }))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
-  @APIResponse(responseCode = "409", ref = "StaleClaim")
+  @APIResponse(responseCode = "409", ref = "CompleteRefused")
   @Consumes(MediaType.APPLICATION_JSON)
   public Uni<Response> complete(
       @PathParam("id") String id, @Valid @NotNull Requests.Complete body) {

@@ -29,6 +29,7 @@ final class Outcomes {
       case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE, NOT_HELD ->
           new Status(409, "state-conflict", "Not allowed in this state");
       case RELEASE_LIMIT -> new Status(409, "release-limit", "Release limit reached");
+      case DIFFERENT_REPORT -> new Status(409, "different-report", "Different report");
       case PAST_HORIZON ->
           new Status(409, "idempotency-horizon-passed", "Idempotency horizon passed");
       case RETRIED_PAST_HORIZON -> new Status(200, null, null);
@@ -89,6 +90,15 @@ final class Outcomes {
               + " has been released "
               + item.releases
               + " times, its queue's limit: the claim is still yours; complete or fail it.";
+      case DIFFERENT_REPORT ->
+          "Item "
+              + item.id
+              + " was completed by this claim with "
+              + (item.externalRef == null
+                  ? "no externalRef"
+                  : "externalRef '" + item.externalRef + "'")
+              + ": a repeated complete must carry the same. The first report stands; do not"
+              + " resend.";
       case KEY_REUSED ->
           "Queue '"
               + item.queue

@@ -118,7 +118,12 @@ public class BatchService {
     Map<Long, Changed> rows = byId(items.completeBatch(batch.toString(), entries.size(), actor));
     List<Answer> answers = new ArrayList<>();
     for (CompleteEntry entry : entries) {
-      Answer answer = answer(rows.get(entry.id()), entry.claimToken(), WorkService.Repeat.COMPLETE);
+      Answer answer =
+          answer(
+              rows.get(entry.id()),
+              entry.claimToken(),
+              WorkService.Repeat.COMPLETE,
+              entry.externalRef());
       // A stale entry with the provider's reference may be a late success: the single complete
       // decides that (rare, so one statement of its own each is no cost to the batch).
       if (answer.outcome() == Outcome.STALE_CLAIM && entry.externalRef() != null) {
@@ -160,14 +165,15 @@ public class BatchService {
         .map(
             entry ->
                 work.counted(
-                    answer(rows.get(entry.id()), entry.claimToken(), WorkService.Repeat.FAIL),
+                    answer(rows.get(entry.id()), entry.claimToken(), WorkService.Repeat.FAIL, null),
                     null))
         .toList();
   }
 
   /** An entry's answer from its item's row: the row answers every entry that names the item. */
-  private static Answer answer(Changed row, String token, WorkService.Repeat repeat) {
-    return row == null ? Answer.notFound() : WorkService.finish(row, token, repeat);
+  private static Answer answer(
+      Changed row, String token, WorkService.Repeat repeat, String externalRef) {
+    return row == null ? Answer.notFound() : WorkService.finish(row, token, repeat, externalRef);
   }
 
   private static Map<Long, Changed> byId(List<Changed> rows) {

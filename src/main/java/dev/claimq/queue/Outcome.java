@@ -24,6 +24,11 @@ public enum Outcome {
    * sender, but the send is recorded as a late success of that claim's attempt.
    */
   LATE_SUCCESS,
+  /**
+   * A complete with the token that completed the item but another externalRef: not a repeat of that
+   * report, and the first one stands.
+   */
+  DIFFERENT_REPORT,
   /** An operator's retry of an item that is neither failed nor cancelled. */
   NOT_RETRYABLE,
   /** An operator's retry past the provider's idempotency horizon, not forced. */

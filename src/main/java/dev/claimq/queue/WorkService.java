@@ -14,6 +14,7 @@ import dev.claimq.telemetry.LogText;
 import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -155,7 +156,9 @@ public class WorkService {
               next.leaseSeconds());
       if (held.isPresent()) {
         Finished finished =
-            new Finished(finish(held.get().finished(), token, Repeat.COMPLETE), held.get().next());
+            new Finished(
+                finish(held.get().finished(), token, Repeat.COMPLETE, externalRef),
+                held.get().next());
         counted(finished.answer(), externalRef);
         finished.next().ifPresent(this::claimed);
         return finished;
@@ -171,7 +174,7 @@ public class WorkService {
           if (row.isPresent() && row.get().late()) {
             return new Answer(Outcome.LATE_SUCCESS, row.get().item());
           }
-          return finish(row, token, Repeat.COMPLETE);
+          return finish(row, token, Repeat.COMPLETE, externalRef);
         });
   }
 
@@ -199,7 +202,7 @@ public class WorkService {
     return finishing(
         next,
         null,
-        statements -> finish(statements.fail(id, token, failure, actor), token, Repeat.FAIL));
+        statements -> finish(statements.fail(id, token, failure, actor), token, Repeat.FAIL, null));
   }
 
   /**
@@ -262,7 +265,8 @@ public class WorkService {
 
   /** Extends the lease of a current claim; by its original length when none is given. */
   public Answer heartbeat(long id, String token, Integer leaseSeconds) {
-    return counted(finish(items.heartbeat(id, token, leaseSeconds), token, Repeat.NONE), null);
+    return counted(
+        finish(items.heartbeat(id, token, leaseSeconds), token, Repeat.NONE, null), null);
   }
 
   /**
@@ -270,7 +274,7 @@ public class WorkService {
    * NOT_FOUND.
    */
   public Answer intent(long id, String token) {
-    return counted(finish(items.intent(id, token), token, Repeat.NONE), null);
+    return counted(finish(items.intent(id, token), token, Repeat.NONE, null), null);
   }
 
   /**
@@ -289,7 +293,7 @@ public class WorkService {
                   if (!row.changed() && mine && item.state == ItemState.SENDING) {
                     return new Answer(Outcome.RELEASE_LIMIT, item);
                   }
-                  return finish(row, token, Repeat.RELEASE);
+                  return finish(row, token, Repeat.RELEASE, null);
                 })
             .orElseGet(Answer::notFound);
     if (answer.outcome() == Outcome.CHANGED) {
@@ -329,23 +333,27 @@ public class WorkService {
     }
   }
 
-  private static Answer finish(Optional<Changed> row, String token, Repeat repeat) {
-    return row.map(r -> finish(r, token, repeat)).orElseGet(Answer::notFound);
+  private static Answer finish(
+      Optional<Changed> row, String token, Repeat repeat, String externalRef) {
+    return row.map(r -> finish(r, token, repeat, externalRef)).orElseGet(Answer::notFound);
   }
 
   /**
    * The outcome of a statement that only the current claim can make: CHANGED; REPLAYED when this
    * token's own earlier request of the same kind already put the item where this one would (a
-   * retried request); otherwise STALE_CLAIM.
+   * retried request), DIFFERENT_REPORT when a complete's did, but with another externalRef;
+   * otherwise STALE_CLAIM. {@code externalRef}: the complete's, and only a complete's.
    */
-  static Answer finish(Changed row, String token, Repeat repeat) {
+  static Answer finish(Changed row, String token, Repeat repeat, String externalRef) {
     Item item = row.item();
-    // A batch may name one item twice: its row is changed by the other entry's token, not this one.
+    boolean sameReport = repeat != Repeat.COMPLETE || Objects.equals(externalRef, item.externalRef);
+    // A batch may name one item twice: its row is changed by the other entry, not this one. With
+    // another token, this entry's claim is stale; with this token, a different report is refused.
     if (row.changed() && token.equals(item.claimToken)) {
-      return new Answer(Outcome.CHANGED, item);
+      return new Answer(sameReport ? Outcome.CHANGED : Outcome.DIFFERENT_REPORT, item);
     }
     if (repeat.of(row, token)) {
-      return new Answer(Outcome.REPLAYED, item);
+      return new Answer(sameReport ? Outcome.REPLAYED : Outcome.DIFFERENT_REPORT, item);
     }
     return new Answer(Outcome.STALE_CLAIM, item);
   }

@@ -237,8 +237,10 @@ class BatchTest extends AsAdmin {
             .post("/v1/items:complete");
 
     response.then().statusCode(200);
+    // The last entry completes a's claim again without its externalRef: a different report.
     assertThat(response.<List<Integer>>path("results.status"))
-        .containsExactly(200, 200, 409, 404, 200);
+        .containsExactly(200, 200, 409, 404, 409);
+    assertThat(response.<String>path("results[4].detail")).contains("must carry the same");
     assertThat(response.<String>path("results[0].item.externalRef")).isEqualTo("ref-a");
     dev.claimq.Api.item(c).then().body("state", equalTo("sending"));
     given()

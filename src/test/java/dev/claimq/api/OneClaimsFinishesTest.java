@@ -9,6 +9,7 @@ import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.release;
 import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -120,6 +121,47 @@ class OneClaimsFinishesTest extends AsAdmin {
     problem(complete(id, Map.of("claimToken", token, "externalRef", "msg_9")), 409, "stale-claim");
 
     item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_9"));
+  }
+
+  @Test
+  void a_repeated_complete_with_another_external_ref_is_refused_and_the_first_stands() {
+    String id = enqueued(uniqueQueue("complete-twice"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    complete(id, Map.of("claimToken", token, "externalRef", "msg_A")).then().statusCode(200);
+
+    problem(
+            complete(id, Map.of("claimToken", token, "externalRef", "msg_B")),
+            409,
+            "different-report")
+        .body("detail", containsString("'msg_A'"));
+    problem(complete(id, Map.of("claimToken", token)), 409, "different-report");
+
+    complete(id, Map.of("claimToken", token, "externalRef", "msg_A")).then().statusCode(200);
+    item(id).then().body("externalRef", equalTo("msg_A"));
+  }
+
+  @Test
+  void a_batch_that_completes_one_claim_twice_differently_answers_200_only_for_what_it_stored() {
+    String id = enqueued(uniqueQueue("batch-complete-twice"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+
+    List<Integer> statuses =
+        json()
+            .body(
+                Map.of(
+                    "items",
+                    List.of(
+                        Map.of("id", id, "claimToken", token, "externalRef", "msg_A"),
+                        Map.of("id", id, "claimToken", token, "externalRef", "msg_B"))))
+            .post("/v1/items:complete")
+            .then()
+            .statusCode(200)
+            .extract()
+            .path("results.status");
+
+    String stored = item(id).path("externalRef");
+    assertThat(statuses).containsExactlyInAnyOrder(200, 409);
+    assertThat(statuses.get(stored.equals("msg_A") ? 0 : 1)).isEqualTo(200);
   }
 
   private static io.restassured.response.Response attempts(String id) {
