@@ -10,9 +10,11 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.ext.Provider;
 import jakarta.ws.rs.ext.Providers;
+import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Type;
 import java.nio.ByteBuffer;
@@ -70,6 +72,24 @@ public class CheckedJsonReader extends FullyFeaturedServerJacksonMessageBodyRead
     }
     return super.readFrom(
         type, genericType, annotations, mediaType, headers, new Checked(body, maxBytes));
+  }
+
+  /**
+   * Null when these bytes are strict UTF-8, else the detail a REST body of them is refused with:
+   * for /mcp, whose body no REST reader reads.
+   */
+  public static String notUtf8(byte[] body) {
+    try (Checked checked = new Checked(new ByteArrayInputStream(body), Long.MAX_VALUE)) {
+      byte[] chunk = new byte[8192];
+      while (checked.read(chunk, 0, chunk.length) >= 0) {
+        // each chunk is decoded as it is read
+      }
+      return null;
+    } catch (BadRequestException e) {
+      return e.getMessage();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e); // bytes in memory are always read
+    }
   }
 
   /** Counts what is read, stops at the limit, and decodes strictly, keeping nothing. */

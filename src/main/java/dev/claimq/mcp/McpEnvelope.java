@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.claimq.api.CheckedJsonReader;
 import dev.claimq.config.ClaimqConfig;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
@@ -48,9 +49,15 @@ public class McpEnvelope {
       refuse(context, null, PARSE_ERROR, "The body is empty: send one JSON-RPC message.");
       return;
     }
+    byte[] bytes = context.body().buffer().getBytes();
+    String notText = notUtf8(bytes);
+    if (notText != null) {
+      refuse(context, null, PARSE_ERROR, notText);
+      return;
+    }
     JsonNode body;
     try {
-      body = ToolArguments.ENVELOPE.readTree(context.body().buffer().getBytes());
+      body = ToolArguments.body(bytes);
     } catch (IOException e) {
       refuse(context, null, PARSE_ERROR, "The body is not one JSON value: " + reason(e));
       return;
@@ -123,6 +130,23 @@ public class McpEnvelope {
       }
     }
     return true;
+  }
+
+  /** Null when the body is UTF-8 JSON text as the API reads it; else why not. */
+  private static String notUtf8(byte[] bytes) {
+    String detail = CheckedJsonReader.notUtf8(bytes);
+    if (detail != null) {
+      return detail;
+    }
+    // Valid UTF-8, but never JSON (a NUL must be escaped): UTF-16 or UTF-32 text, most likely.
+    for (int at = 0; at < bytes.length; at++) {
+      if (bytes[at] == 0) {
+        return "The body has a NUL byte (at byte "
+            + at
+            + "): send JSON text encoded as UTF-8, not UTF-16 or UTF-32.";
+      }
+    }
+    return null;
   }
 
   private static void refuse(RoutingContext context, JsonNode id, int code, String message) {

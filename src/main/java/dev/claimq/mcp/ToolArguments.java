@@ -17,6 +17,7 @@ import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.Validator;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
 /**
@@ -38,6 +39,14 @@ class ToolArguments {
           .configure(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES, false)
           .build();
 
+  /**
+   * The body as UTF-8 text, which McpEnvelope has checked it is. From the raw bytes Jackson would
+   * guess UTF-16 or UTF-32 and decode overlong forms, reading what was not sent.
+   */
+  static JsonNode body(byte[] bytes) throws IOException {
+    return ENVELOPE.readTree(new String(bytes, StandardCharsets.UTF_8));
+  }
+
   private final ObjectMapper json;
   private final Validator validator;
   private final CurrentVertxRequest request;
@@ -54,7 +63,7 @@ class ToolArguments {
     if (context == null || context.body() == null || context.body().buffer() == null) {
       throw new IllegalStateException("a tool call without the HTTP request that carried it");
     }
-    JsonNode body = ENVELOPE.readTree(context.body().buffer().getBytes());
+    JsonNode body = body(context.body().buffer().getBytes());
     String id = idOf(message.asJsonObject().getValue("id"));
     JsonNode call = body;
     if (body.isArray()) {

@@ -10,10 +10,12 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -192,6 +194,59 @@ class McpHostileInputTest {
     }
   }
 
+  @Test
+  void a_body_that_is_not_utf8_is_refused_as_the_api_refuses_it_and_stores_nothing()
+      throws Exception {
+    String before =
+        "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":{"
+            + "\"name\":\"enqueue_work\",\"arguments\":{\"queue\":\""
+            + queue
+            + "\",\"dedupeKey\":\"x";
+    String after = "\",\"payload\":\"A\"}}}";
+    String valid = before + "A" + after;
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      // Overlong forms of 'A' and '/': a lenient decoder reads "xA" and "x/", so distinct keys
+      // would name one item.
+      for (byte[] overlong :
+          List.of(new byte[] {(byte) 0xC1, (byte) 0x81}, new byte[] {(byte) 0xC0, (byte) 0xAF})) {
+        byte[] body = concat(bytes(before), overlong, bytes(after));
+        HttpResponse<String> answer = post(body);
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(400);
+        assertThat(message(answer).path("error").path("message").asText())
+            .isEqualTo(
+                "The body is not valid UTF-8 (at byte "
+                    + bytes(before).length
+                    + "): send JSON text encoded as UTF-8, without overlong forms or encoded"
+                    + " surrogates.");
+      }
+      // The same call as UTF-16 or UTF-32: valid UTF-8 byte by byte, but with NULs in it.
+      for (String charset : List.of("UTF-16LE", "UTF-16BE", "UTF-32BE", "UTF-32LE")) {
+        HttpResponse<String> answer = post(valid.getBytes(Charset.forName(charset)));
+        assertThat(answer.statusCode()).as(charset + ": " + answer.body()).isEqualTo(400);
+        assertThat(message(answer).path("error").path("message").asText())
+            .as(charset)
+            .isEqualTo(
+                "The body has a NUL byte (at byte "
+                    + (charset.endsWith("BE") ? 0 : 1) // where the first character's NUL is
+                    + "): send JSON text encoded as UTF-8, not UTF-16 or UTF-32.");
+      }
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    for (byte[] part : parts) {
+      all.writeBytes(part);
+    }
+    return all.toByteArray();
+  }
+
   /** Null when the answer is a clean refusal; else what is wrong with it. */
   private String refused(HttpResponse<String> answer) throws Exception {
     if (answer.statusCode() >= 500) {
@@ -227,13 +282,17 @@ class McpHostileInputTest {
   }
 
   private HttpResponse<String> post(String body) throws Exception {
+    return post(body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private HttpResponse<String> post(byte[] body) throws Exception {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(mcp)
             .timeout(Duration.ofSeconds(30))
             .header("Authorization", "Bearer " + AGENT)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
-            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
     if (session != null) {
       request.header("Mcp-Session-Id", session);
     }
