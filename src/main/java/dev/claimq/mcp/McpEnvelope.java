@@ -13,6 +13,8 @@ import io.vertx.ext.web.handler.BodyHandler;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.io.IOException;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * Refuses a POST to /mcp whose JSON-RPC envelope is broken before the MCP extension reads it: the
@@ -71,15 +73,40 @@ public class McpEnvelope {
         refuse(context, null, INVALID_REQUEST, "An empty batch: send at least one message.");
         return;
       }
-      for (JsonNode message : body) {
-        if (!wellFormed(context, message)) {
-          return;
-        }
+      if (!wellFormedBatch(context, body)) {
+        return;
       }
     } else if (!wellFormed(context, body)) {
       return;
     }
     context.next();
+  }
+
+  /** True when the batch may go on; else the refusal has been sent. */
+  private boolean wellFormedBatch(RoutingContext context, JsonNode batch) {
+    Set<String> ids = new HashSet<>();
+    for (JsonNode message : batch) {
+      if (!wellFormed(context, message)) {
+        return false;
+      }
+      if (!message.has("method")) {
+        continue; // an answer to a request of the server's, not a request
+      }
+      JsonNode id = message.get("id");
+      // The answers to a batch are told apart by id alone, and so are the calls of one batch
+      // when a tool reads its arguments from the body: a repeated id would run the wrong one.
+      if (id != null && !ids.add(id.isTextual() ? "s:" + id.textValue() : "n:" + id.asText())) {
+        refuse(
+            context,
+            id,
+            INVALID_REQUEST,
+            "The batch repeats the id "
+                + id
+                + ": give each request its own id, so that each answer can be told apart.");
+        return false;
+      }
+    }
+    return true;
   }
 
   /** True when the message may go on; else the refusal has been sent. */

@@ -235,6 +235,42 @@ class McpHostileInputTest {
     }
   }
 
+  @Test
+  void a_batch_that_repeats_an_id_is_refused_before_any_call_runs() throws Exception {
+    String body =
+        "[" + enqueue("5", "first", "\"A\"") + "," + enqueue("5", "second", "\"B\"") + "]";
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> answer = post(body);
+
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(400);
+      JsonNode error = message(answer);
+      assertThat(error.path("id").asInt()).isEqualTo(5);
+      assertThat(error.path("error").path("message").asText())
+          .isEqualTo(
+              "The batch repeats the id 5: give each request its own id, so that each answer can"
+                  + " be told apart.");
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+    // The same calls with their own ids each store their own item.
+    post("[" + enqueue("5", "first", "\"A\"") + "," + enqueue("6", "second", "\"B\"") + "]");
+    assertThat(rows()).isEqualTo(2);
+  }
+
+  /** An enqueue_work call in this test's queue; its id as JSON, or none when null. */
+  private String enqueue(String id, String dedupeKey, String payload) {
+    return "{\"jsonrpc\":\"2.0\","
+        + (id == null ? "" : "\"id\":" + id + ",")
+        + "\"method\":\"tools/call\",\"params\":{\"name\":\"enqueue_work\",\"arguments\":{"
+        + "\"queue\":\""
+        + queue
+        + "\",\"dedupeKey\":\""
+        + dedupeKey
+        + "\",\"payload\":"
+        + payload
+        + "}}}";
+  }
+
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
   }
