@@ -20,7 +20,8 @@ import java.util.Set;
  * Refuses a POST to /mcp whose JSON-RPC envelope is broken before the MCP extension reads it: the
  * extension answers an empty batch, a bare number or array params with a 500, and arguments that
  * are not an object with an ERROR line. Here each is a JSON-RPC error (HTTP 400) that says what is
- * wrong, as the REST API says it in a problem: what reaches the extension is well formed.
+ * wrong, as the REST API says it in a problem: what reaches the extension is well formed UTF-8
+ * JSON, each request with an id of its own.
  */
 @ApplicationScoped
 public class McpEnvelope {
@@ -134,6 +135,19 @@ public class McpEnvelope {
     }
     if (!method.isTextual()) {
       refuse(context, id, INVALID_REQUEST, "'method' must be a string.");
+      return false;
+    }
+    // JSON-RPC answers a request by its id, and MCP allows no null one: a request without an id
+    // would run and be answered with none, or (in a batch) not be found again by its tool.
+    if (!method.textValue().startsWith("notifications/") && (id == null || id.isNull())) {
+      refuse(
+          context,
+          null,
+          INVALID_REQUEST,
+          "'id' is "
+              + (id == null ? "missing" : "null")
+              + ": a request needs an id, a string or a whole number, to be answered; only"
+              + " notifications (notifications/...) go without one.");
       return false;
     }
     JsonNode params = message.get("params");

@@ -257,6 +257,33 @@ class McpHostileInputTest {
     assertThat(rows()).isEqualTo(2);
   }
 
+  @Test
+  void a_request_without_an_id_or_with_a_null_one_is_refused_before_it_runs() throws Exception {
+    Map<String, String> bodies = new LinkedHashMap<>();
+    bodies.put("'id' is missing", enqueue(null, "no-id", "1"));
+    bodies.put("'id' is null", enqueue("null", "null-id", "1"));
+    bodies.put(
+        "'id' is missing ",
+        "[" + enqueue("7", "with-id", "1") + "," + enqueue(null, "in-a-batch", "1") + "]");
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (Map.Entry<String, String> each : bodies.entrySet()) {
+        HttpResponse<String> answer = post(each.getValue());
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(400);
+        assertThat(message(answer).path("error").path("message").asText())
+            .isEqualTo(
+                each.getKey().strip()
+                    + ": a request needs an id, a string or a whole number, to be answered;"
+                    + " only notifications (notifications/...) go without one.");
+      }
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+    // A notification still needs none.
+    HttpResponse<String> notified =
+        post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    assertThat(notified.statusCode()).as(notified.body()).isBetween(200, 299);
+  }
+
   /** An enqueue_work call in this test's queue; its id as JSON, or none when null. */
   private String enqueue(String id, String dedupeKey, String payload) {
     return "{\"jsonrpc\":\"2.0\","
