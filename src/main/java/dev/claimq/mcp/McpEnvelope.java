@@ -86,13 +86,17 @@ public class McpEnvelope {
   /** True when the batch may go on; else the refusal has been sent. */
   private boolean wellFormedBatch(RoutingContext context, JsonNode batch) {
     Set<String> ids = new HashSet<>();
+    boolean answers = false;
+    boolean others = false;
     for (JsonNode message : batch) {
       if (!wellFormed(context, message)) {
         return false;
       }
-      if (!message.has("method")) {
-        continue; // an answer to a request of the server's, not a request
+      if (isAnswer(message)) {
+        answers = true;
+        continue;
       }
+      others = true;
       JsonNode id = message.get("id");
       // The answers to a batch are told apart by id alone, and so are the calls of one batch
       // when a tool reads its arguments from the body: a repeated id would run the wrong one.
@@ -107,7 +111,21 @@ public class McpEnvelope {
         return false;
       }
     }
+    if (answers && others) {
+      // The extension takes such a batch for answers only: its requests would go unanswered.
+      refuse(
+          context,
+          null,
+          INVALID_REQUEST,
+          "The batch mixes answers to the server's requests (messages with 'result' or 'error')"
+              + " with requests or notifications: send the answers in a POST of their own.");
+      return false;
+    }
     return true;
+  }
+
+  private static boolean isAnswer(JsonNode message) {
+    return !message.has("method") && (message.has("result") || message.has("error"));
   }
 
   /** True when the message may go on; else the refusal has been sent. */
@@ -128,7 +146,18 @@ public class McpEnvelope {
     JsonNode method = message.get("method");
     if (method == null) {
       if (message.has("result") || message.has("error")) {
-        return true; // the client's answer to a request of the server's
+        // The client's answer to a request of the server's, whose ids are whole numbers: the
+        // extension reads an answer's id as a long, and fails on any other (a 500, an ERROR).
+        if (id == null || !id.isIntegralNumber() || !id.canConvertToLong()) {
+          refuse(
+              context,
+              null,
+              INVALID_REQUEST,
+              "An answer's 'id' must be the id of the server's request it answers, a whole"
+                  + " number.");
+          return false;
+        }
+        return true;
       }
       refuse(context, id, INVALID_REQUEST, "'method' is missing.");
       return false;

@@ -284,6 +284,44 @@ class McpHostileInputTest {
     assertThat(notified.statusCode()).as(notified.body()).isBetween(200, 299);
   }
 
+  @Test
+  void an_answer_with_an_id_the_server_never_sends_or_beside_requests_is_refused()
+      throws Exception {
+    List<String> answers =
+        List.of(
+            "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"result\":{}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"12\",\"result\":{}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":9223372036854775808,\"result\":{}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-1,\"message\":\"x\"}}",
+            "{\"jsonrpc\":\"2.0\",\"result\":{}}");
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String body : answers) {
+        HttpResponse<String> answer = post(body);
+        assertThat(answer.statusCode()).as(body + " -> " + answer.body()).isEqualTo(400);
+        assertThat(message(answer).path("error").path("message").asText())
+            .as(body)
+            .isEqualTo(
+                "An answer's 'id' must be the id of the server's request it answers, a whole"
+                    + " number.");
+      }
+      HttpResponse<String> mixed =
+          post(
+              "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},"
+                  + enqueue("8", "beside-an-answer", "1")
+                  + "]");
+      assertThat(mixed.statusCode()).as(mixed.body()).isEqualTo(400);
+      assertThat(message(mixed).path("error").path("message").asText())
+          .isEqualTo(
+              "The batch mixes answers to the server's requests (messages with 'result' or"
+                  + " 'error') with requests or notifications: send the answers in a POST of"
+                  + " their own.");
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+    // An answer to no pending request, alone, is taken and dropped, as before.
+    assertThat(post("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").statusCode()).isEqualTo(202);
+  }
+
   /** An enqueue_work call in this test's queue; its id as JSON, or none when null. */
   private String enqueue(String id, String dedupeKey, String payload) {
     return "{\"jsonrpc\":\"2.0\","
