@@ -16,6 +16,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -282,6 +283,38 @@ class McpTest {
     assertThat(bare.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"claimq\"");
     assertThat(log.errors()).isEmpty();
     log.close();
+  }
+
+  @Test
+  void a_request_without_a_key_is_a_problem_saying_so_on_every_mcp_route() throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    Map<String, HttpRequest.Builder> requests = new LinkedHashMap<>();
+    requests.put(
+        "POST /mcp",
+        HttpRequest.newBuilder(root.resolve("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString("{}")));
+    requests.put("GET /mcp", HttpRequest.newBuilder(root.resolve("/mcp")).GET());
+    requests.put("DELETE /mcp", HttpRequest.newBuilder(root.resolve("/mcp")).DELETE());
+    requests.put("GET /mcp/sse", HttpRequest.newBuilder(root.resolve("/mcp/sse")).GET());
+    for (Map.Entry<String, HttpRequest.Builder> request : requests.entrySet()) {
+      HttpResponse<String> answer =
+          http.send(
+              request.getValue().timeout(Duration.ofSeconds(10)).build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(answer.statusCode()).as(request.getKey()).isEqualTo(401);
+      assertThat(answer.headers().firstValue("Content-Type"))
+          .as(request.getKey())
+          .hasValue("application/problem+json");
+      assertThat(answer.headers().firstValue("WWW-Authenticate"))
+          .hasValue("Bearer realm=\"claimq\"");
+      // As GET /v1/me answers it.
+      assertThat(answer.body())
+          .as(request.getKey())
+          .contains(
+              "\"detail\":\"This endpoint needs an API key: send Authorization: Bearer <key>.\"");
+    }
   }
 
   @Test
