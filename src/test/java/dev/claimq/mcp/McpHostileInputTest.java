@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -320,6 +321,38 @@ class McpHostileInputTest {
     }
     // An answer to no pending request, alone, is taken and dropped, as before.
     assertThat(post("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").statusCode()).isEqualTo(202);
+  }
+
+  @Test
+  void the_old_sse_transport_is_not_served() throws Exception {
+    Map<String, HttpRequest> requests = new LinkedHashMap<>();
+    requests.put("GET /mcp/sse", withKey(mcp.resolve("/mcp/sse")).GET().build());
+    requests.put(
+        "POST /mcp/messages/x",
+        withKey(mcp.resolve("/mcp/messages/x"))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString("[]"))
+            .build());
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (Map.Entry<String, HttpRequest> request : requests.entrySet()) {
+        // Served, the SSE stream would never end: the wait is bounded.
+        HttpResponse<String> answer =
+            http.sendAsync(request.getValue(), HttpResponse.BodyHandlers.ofString())
+                .get(20, TimeUnit.SECONDS);
+        assertThat(answer.statusCode()).as(request.getKey()).isEqualTo(404);
+        assertThat(answer.headers().firstValue("Content-Type"))
+            .hasValue("application/problem+json");
+        assertThat(json.readTree(answer.body()).path("detail").asText())
+            .isEqualTo("There is no such resource; MCP is served at /mcp, over Streamable HTTP.");
+      }
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  private static HttpRequest.Builder withKey(URI uri) {
+    return HttpRequest.newBuilder(uri)
+        .timeout(Duration.ofSeconds(30))
+        .header("Authorization", "Bearer " + AGENT);
   }
 
   /** An enqueue_work call in this test's queue; its id as JSON, or none when null. */
