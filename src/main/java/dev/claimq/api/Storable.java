@@ -8,14 +8,14 @@ import java.math.BigDecimal;
  * as numeric, exactly, but a huge exponent would overflow it or expand into a huge text. Each check
  * answers why a value cannot be stored, or null when it can.
  */
-final class Storable {
+public final class Storable {
   /** Digits a payload number may have before, and after, its decimal point. */
   static final int MAX_NUMBER_DIGITS = 1000;
 
   private Storable() {}
 
   /** Why this text cannot be stored as sent; null when it can. */
-  static String whyNotText(String text, boolean nulAllowed) {
+  public static String whyNotText(String text, boolean nulAllowed) {
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);
       if (c == 0 && !nulAllowed) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.claimq.api.CheckedJsonReader;
+import dev.claimq.api.Storable;
 import dev.claimq.config.ClaimqConfig;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
@@ -14,6 +15,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.io.IOException;
 import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -184,6 +188,11 @@ public class McpEnvelope {
       refuse(context, id, INVALID_PARAMS, "'params' must be an object.");
       return false;
     }
+    String unstorable = unstorable(message);
+    if (unstorable != null) {
+      refuse(context, id, INVALID_PARAMS, unstorable);
+      return false;
+    }
     if ("tools/call".equals(method.textValue())) {
       if (params == null || !params.path("name").isTextual()) {
         refuse(context, id, INVALID_PARAMS, "'params.name' must name a tool, as a string.");
@@ -214,6 +223,62 @@ public class McpEnvelope {
         return "The body has a NUL byte (at byte "
             + at
             + "): send JSON text encoded as UTF-8, not UTF-16 or UTF-32.";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Why text in the message cannot be stored, in the API's words, or null. The extension's parser
+   * refuses such text anywhere with a parse error that has no id and says nothing of where; a tool
+   * call's arguments are named as a REST body's fields are.
+   */
+  private static String unstorable(JsonNode message) {
+    for (String name : List.of("id", "method")) {
+      JsonNode value = message.path(name);
+      if (value.isTextual() && Storable.whyNotText(value.textValue(), false) != null) {
+        return "The value of '" + name + "' " + Storable.whyNotText(value.textValue(), false) + ".";
+      }
+    }
+    JsonNode params = message.get("params");
+    JsonNode arguments =
+        "tools/call".equals(message.path("method").textValue()) && params != null
+            ? params.get("arguments")
+            : null;
+    if (arguments != null && arguments.isObject()) {
+      String why = unstorable(arguments, "");
+      if (why != null) {
+        return why;
+      }
+      params = params.deepCopy();
+      ((ObjectNode) params).remove("arguments");
+    }
+    return params == null ? null : unstorable(params, "params");
+  }
+
+  private static String unstorable(JsonNode value, String at) {
+    if (value.isTextual()) {
+      String why = Storable.whyNotText(value.textValue(), false);
+      return why == null ? null : "The value of '" + at + "' " + why + ".";
+    }
+    for (int i = 0; value.isArray() && i < value.size(); i++) {
+      String why = unstorable(value.get(i), at + "[" + i + "]");
+      if (why != null) {
+        return why;
+      }
+    }
+    for (Iterator<Map.Entry<String, JsonNode>> fields = value.fields(); fields.hasNext(); ) {
+      Map.Entry<String, JsonNode> field = fields.next();
+      String whyKey = Storable.whyNotText(field.getKey(), false);
+      if (whyKey != null) {
+        return (at.isEmpty() ? "An argument's name " : "The value of '" + at + "' has a key that ")
+            + whyKey
+            + ".";
+      }
+      String why =
+          unstorable(field.getValue(), at.isEmpty() ? field.getKey() : at + "." + field.getKey());
+      if (why != null) {
+        return why;
       }
     }
     return null;

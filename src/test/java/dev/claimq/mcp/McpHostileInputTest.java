@@ -324,6 +324,34 @@ class McpHostileInputTest {
   }
 
   @Test
+  void text_that_cannot_be_stored_is_refused_with_the_call_id_in_the_words_of_the_api()
+      throws Exception {
+    Map<String, String> refusals = new LinkedHashMap<>();
+    refusals.put(
+        enqueue("31", "a\\u0000b", "1"),
+        "The value of 'dedupeKey' contains U+0000 (NUL) at character 1, which cannot be stored.");
+    refusals.put(
+        enqueue("32", "k", "\"\\ud800\""),
+        "The value of 'payload' is not valid Unicode: a lone surrogate U+D800 at character 0"
+            + " (send the character itself, or its escaped surrogate pair).");
+    refusals.put(
+        enqueue("33", "k", "{\"to\":[\"x\",\"y\\u0000\"]}"),
+        "The value of 'payload.to[1]' contains U+0000 (NUL) at character 1, which cannot be"
+            + " stored.");
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      int id = 30;
+      for (Map.Entry<String, String> refusal : refusals.entrySet()) {
+        HttpResponse<String> answer = post(refusal.getKey());
+        JsonNode error = message(answer);
+        assertThat(error.path("id").asInt()).as(answer.body()).isEqualTo(++id);
+        assertThat(error.path("error").path("message").asText()).isEqualTo(refusal.getValue());
+      }
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
   void the_old_sse_transport_is_not_served() throws Exception {
     Map<String, HttpRequest> requests = new LinkedHashMap<>();
     requests.put("GET /mcp/sse", withKey(mcp.resolve("/mcp/sse")).GET().build());
