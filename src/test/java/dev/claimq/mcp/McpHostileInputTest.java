@@ -377,6 +377,39 @@ class McpHostileInputTest {
     }
   }
 
+  @Test
+  void a_wrong_accept_header_or_an_unknown_session_is_a_problem_saying_what_to_do()
+      throws Exception {
+    String list = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}";
+    for (String accept : List.of("application/json", "text/event-stream", "*/*", "")) {
+      HttpRequest.Builder request =
+          withKey(mcp)
+              .header("Content-Type", "application/json")
+              .header("Mcp-Session-Id", session)
+              .POST(HttpRequest.BodyPublishers.ofString(list));
+      if (!accept.isEmpty()) {
+        request.header("Accept", accept);
+      }
+      HttpResponse<String> answer =
+          http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(answer.statusCode()).as(accept).isEqualTo(400);
+      assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+      assertThat(json.readTree(answer.body()).path("detail").asText())
+          .as(accept)
+          .isEqualTo(
+              "The Accept header must list both application/json and text/event-stream: MCP's"
+                  + " Streamable HTTP answers a POST with either.");
+    }
+    session = "no-such-session";
+    HttpResponse<String> unknown = post(list);
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(unknown.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(json.readTree(unknown.body()).path("detail").asText())
+        .isEqualTo(
+            "There is no MCP session with this Mcp-Session-Id (it was ended, or the service"
+                + " restarted): send initialize again, without Mcp-Session-Id, for a new session.");
+  }
+
   private static HttpRequest.Builder withKey(URI uri) {
     return HttpRequest.newBuilder(uri)
         .timeout(Duration.ofSeconds(30))
