@@ -24,6 +24,15 @@ public final class Requests {
   static final int MAX_ENQUEUE_BATCH = 500;
   static final int MAX_FINISH_BATCH = 500;
 
+  /**
+   * A failure reason keeps something once its control characters are dropped: one character that is
+   * neither one of them nor white space. Without it, "\u0000\u0001" was stored as "".
+   */
+  static final String PRINTABLE = "(?s).*[^\\p{Cntrl}\\x{80}-\\x{9F}\\s].*";
+
+  static final String PRINTABLE_MESSAGE =
+      "must have a character other than white space and control characters, which are dropped";
+
   @Schema(name = "EnqueueRequest")
   public record Enqueue(
       @Schema(
@@ -132,7 +141,10 @@ public final class Requests {
   public record FailEntry(
       @Schema(examples = "4711") @NotBlank @Size(max = 20) String id,
       @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
-      @NotBlank @Size(max = 100_000) @JsonDeserialize(using = StrictJson.ReasonText.class)
+      @NotBlank
+          @Size(max = 100_000)
+          @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
+          @JsonDeserialize(using = StrictJson.ReasonText.class)
           String error,
       Boolean retryable,
       @Schema(
@@ -199,6 +211,7 @@ public final class Requests {
               examples = "SMTP 451: try again later")
           @NotBlank
           @Size(max = 100_000)
+          @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
           @JsonDeserialize(using = StrictJson.ReasonText.class)
           String error,
       @Schema(

@@ -330,6 +330,12 @@ class FinishTest extends AsAdmin {
     String token = claimedNext(queue, "w").path("claimToken");
     problem(fail(id, Map.of("claimToken", token)), 400, "invalid-request")
         .body("errors[0].field", equalTo("error"));
+    // Nothing would be left of it once its control characters are dropped.
+    problem(
+            fail(id, Map.of("claimToken", token, "error", "\u0000\u0001\u007f\u0085 ")),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("error"));
     Map<String, Object> negative = new HashMap<>(Map.of("claimToken", token, "error", "x"));
     negative.put("retryAfterSeconds", -1);
     problem(fail(id, negative), 400, "invalid-request");
