@@ -76,18 +76,21 @@ final class Params {
         field, "'" + field + "' must be true or false, not '" + shorten(value) + "'.");
   }
 
-  /** An ISO 8601 duration of whole seconds, e.g. PT24H; null when absent. */
-  static Long durationSeconds(String field, String value) {
+  /**
+   * The longest providerKeyTtl: 3,650 days, longer than any provider keeps a key. The statements
+   * add it to timestamps as an interval; a value near Long.MAX_VALUE seconds overflowed that
+   * interval, and every fail, retry and lease reap that read it failed.
+   */
+  static final java.time.Duration MAX_PROVIDER_KEY_TTL = java.time.Duration.ofDays(3_650);
+
+  /** An ISO 8601 duration of whole seconds, e.g. PT24H, at most max; null when absent. */
+  static Long durationSeconds(String field, String value, java.time.Duration max) {
     if (value == null) {
       return null;
     }
+    java.time.Duration duration;
     try {
-      java.time.Duration duration = java.time.Duration.parse(value);
-      if (duration.isNegative() || duration.isZero() || duration.getNano() != 0) {
-        throw new BadRequestException(
-            field, "'" + field + "' must be a positive number of whole seconds, e.g. PT24H.");
-      }
-      return duration.getSeconds();
+      duration = java.time.Duration.parse(value);
     } catch (java.time.format.DateTimeParseException e) {
       throw new BadRequestException(
           field,
@@ -97,6 +100,15 @@ final class Params {
               + shorten(value)
               + "'.");
     }
+    if (duration.isNegative() || duration.isZero() || duration.getNano() != 0) {
+      throw new BadRequestException(
+          field, "'" + field + "' must be a positive number of whole seconds, e.g. PT24H.");
+    }
+    if (duration.compareTo(max) > 0) {
+      throw new BadRequestException(
+          field, "'" + field + "' must be at most " + max + ", not '" + shorten(value) + "'.");
+    }
+    return duration.getSeconds();
   }
 
   static int limit(String value, int defaultLimit, int maxLimit) {

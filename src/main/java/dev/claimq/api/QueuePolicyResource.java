@@ -152,7 +152,9 @@ public class QueuePolicyResource {
     policy.crashLoopAfter = body.crashLoopAfter();
     policy.onUnknownOutcome = body.onUnknownOutcome();
     policy.maxReleases = body.maxReleases();
-    policy.providerKeyTtlSeconds = Params.durationSeconds("providerKeyTtl", body.providerKeyTtl());
+    policy.providerKeyTtlSeconds =
+        Params.durationSeconds(
+            "providerKeyTtl", body.providerKeyTtl(), Params.MAX_PROVIDER_KEY_TTL);
     policy.backoffBaseSeconds = body.backoffBaseSeconds();
     policy.backoffCapSeconds = body.backoffCapSeconds();
     policy.requireApproval = body.requireApproval();

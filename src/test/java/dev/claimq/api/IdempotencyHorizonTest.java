@@ -8,18 +8,21 @@ import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.LogCapture;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.util.Map;
+import java.util.logging.Level;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -126,6 +129,69 @@ class IdempotencyHorizonTest extends AsAdmin {
         .then()
         .statusCode(200)
         .header("Idempotency-Horizon-Passed", nullValue());
+  }
+
+  @Test
+  void a_horizon_longer_than_3650_days_is_refused_and_the_stored_policy_is_kept() {
+    String queue = uniqueQueue("horizon-bound");
+    json()
+        .body(Map.of("providerKeyTtl", "PT24H"))
+        .put("/v1/queues/{q}/policy", queue)
+        .then()
+        .statusCode(200);
+    // Long.MAX_VALUE seconds: the interval the statements computed from it overflowed.
+    for (String tooLong : new String[] {"PT9223372036854775807S", "PT87600H1S"}) {
+      problem(
+              json().body(Map.of("providerKeyTtl", tooLong)).put("/v1/queues/{q}/policy", queue),
+              400,
+              "invalid-request")
+          .body("errors[0].field", equalTo("providerKeyTtl"))
+          .body("detail", containsString("at most PT87600H"));
+    }
+    RestAssured.get("/v1/queues/{q}/policy", queue).then().body("providerKeyTtl", equalTo("PT24H"));
+  }
+
+  @Test
+  void the_longest_horizon_goes_through_a_fail_a_retry_and_the_reaper_without_an_error()
+      throws Exception {
+    String queue = uniqueQueue("horizon-longest");
+    problem(
+        json().body(Map.of("providerKeyTtl", "PT87601H")).put("/v1/queues/{q}/policy", queue),
+        400,
+        "invalid-request");
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      json()
+          .body(Map.of("providerKeyTtl", "PT87600H"))
+          .put("/v1/queues/{q}/policy", queue)
+          .then()
+          .statusCode(200)
+          .body("providerKeyTtl", equalTo("PT87600H"));
+
+      String failed = enqueued(queue, "failed", 1);
+      String token = claim(failed, Map.of()).path("claimToken");
+      fail(failed, Map.of("claimToken", token, "error", "busy"))
+          .then()
+          .statusCode(200)
+          .body("state", equalTo("pending"));
+      String permanent = enqueued(queue, "permanent", 1);
+      String permanentToken = claim(permanent, Map.of()).path("claimToken");
+      fail(permanent, Map.of("claimToken", permanentToken, "error", "no", "retryable", false))
+          .then()
+          .statusCode(200)
+          .body("state", equalTo("failed"));
+      json()
+          .body(Map.of("queue", queue, "dryRun", true))
+          .post("/v1/items:retry")
+          .then()
+          .statusCode(200)
+          .body("items.size()", equalTo(1));
+      RestAssured.post("/v1/items/{id}/retry", permanent).then().statusCode(200);
+
+      String expiring = enqueued(queue, "expiring", 1);
+      claim(expiring, Map.of("leaseSeconds", 1)).then().statusCode(200);
+      awaitState(expiring, "pending");
+      assertThat(log.errors()).isEmpty();
+    }
   }
 
   /** Makes the item look created that long ago, as if the service had run that long. */
