@@ -26,6 +26,7 @@ public class AmbiguousRequests {
     if (http.query() != null) {
       refuseRepeatedParameters(request);
     }
+    refuseUnreadableContentType(request);
     if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
       throw new NotSupportedException();
     }
@@ -43,6 +44,22 @@ public class AmbiguousRequests {
                 + parameter.getValue().size()
                 + " times: give it once.");
       }
+    }
+  }
+
+  /**
+   * A Content-Type that is not a media type (empty, ";;", "/") names no reader: a 415 naming it, as
+   * RESTEasy answers it itself on the endpoints that read JSON. Without this, the empty one reached
+   * getMediaType() below and failed there as the service's own error, on any endpoint.
+   */
+  private static void refuseUnreadableContentType(ContainerRequestContext request) {
+    try {
+      request.getMediaType();
+    } catch (IllegalArgumentException notAMediaType) {
+      throw new NotSupportedException(
+          "The Content-Type header '"
+              + Params.shorten(request.getHeaderString("Content-Type"))
+              + "' is not a media type");
     }
   }
 

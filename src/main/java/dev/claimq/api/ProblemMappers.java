@@ -18,6 +18,7 @@ import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.Path;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.container.ResourceInfo;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.Response;
 import java.lang.reflect.Method;
 import java.util.Comparator;
@@ -179,7 +180,7 @@ public class ProblemMappers {
   }
 
   @ServerExceptionMapper
-  public RestResponse<Problem> http(WebApplicationException e) {
+  public RestResponse<Problem> http(WebApplicationException e, HttpHeaders headers) {
     if (e.getCause() instanceof JsonProcessingException json) {
       return unreadableBody(json); // Quarkus REST wraps some reading errors in a plain 400
     }
@@ -198,10 +199,20 @@ public class ProblemMappers {
           case 404 -> "There is no such resource; see /q/swagger-ui for the API.";
           case 405 -> "This resource does not accept that method; see /q/swagger-ui for the API.";
           case 406 -> "This resource answers application/json only.";
-          case 415 -> "Send the body as application/json.";
+          case 415 -> unsupported(headers);
           default -> reason + ".";
         };
     return problem(status, "about:blank", reason, detail, null);
+  }
+
+  /** A 415's detail, naming the Content-Type that was sent, if one was. */
+  private static String unsupported(HttpHeaders headers) {
+    String sent = headers == null ? null : headers.getHeaderString(HttpHeaders.CONTENT_TYPE);
+    return sent == null
+        ? "Send the body as application/json, with Content-Type: application/json."
+        : "The Content-Type header '"
+            + LogText.oneLine(Params.shorten(sent))
+            + "' is not application/json: send the body as application/json.";
   }
 
   @ServerExceptionMapper({UnauthorizedException.class, AuthenticationFailedException.class})

@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -168,6 +169,62 @@ class RawHttpTest extends AsAdmin {
             "zz\r\n" + "upeKey\": \"raw-2\", \"payload\": 1}\r\n" + "0\r\n\r\n");
 
     assertProblem(response, 400);
+  }
+
+  @Test
+  void a_content_type_or_accept_that_is_not_a_media_type_gets_a_problem_naming_it()
+      throws Exception {
+    String queue = uniqueQueue("media-type");
+    String body = "{\"dedupeKey\":\"k\",\"payload\":1}";
+    Map<String, String> answers = new LinkedHashMap<>();
+    for (String header :
+        new String[] {
+          "Content-Type:",
+          "Content-Type: ;;",
+          "Content-Type: /",
+          "Content-Type: ;",
+          "Accept: ;",
+          "Accept: /",
+          "Accept: ;;"
+        }) {
+      for (String method :
+          new String[] {"GET /v1/items/1", "POST /v1/queues/" + queue + "/items"}) {
+        for (boolean withBody : new boolean[] {false, true}) {
+          Raw response =
+              send(
+                  method
+                      + " HTTP/1.1\r\nHost: localhost\r\n"
+                      + AUTH
+                      + header
+                      + (header.startsWith("Accept") ? "\r\nContent-Type: application/json" : "")
+                      + "\r\nContent-Length: "
+                      + (withBody ? body.length() : 0)
+                      + "\r\nConnection: close\r\n\r\n"
+                      + (withBody ? body : ""));
+          answers.put(
+              method + (withBody ? " with a body, " : ", ") + header,
+              response.statusLine().substring(9, 12)
+                  + " "
+                  + response.header("content-type")
+                  + " "
+                  + json.readTree(response.body()).path("detail").asText());
+        }
+      }
+    }
+    assertThat(answers)
+        .allSatisfy(
+            (request, answer) ->
+                assertThat(answer)
+                    .as(request)
+                    .startsWith(
+                        request.contains("Accept")
+                            ? "406 application/problem+json This resource answers application/json"
+                            : "415 application/problem+json The Content-Type header '"));
+    assertNoErrorLogged();
+    assertThat(given().queryParam("queue", queue).get("/v1/items").<Object>path("items"))
+        .as("nothing was enqueued")
+        .asList()
+        .isEmpty();
   }
 
   private void assertProblem(Raw response, int status) throws Exception {
