@@ -24,11 +24,31 @@ public class AmbiguousRequests {
       ContainerRequestContext request, ResourceInfo resource, HttpServerRequest http) {
     // Most calls have no query string: only those that do pay for parsing one into a map.
     if (http.query() != null) {
+      refuseValuelessParameters(http.query());
       refuseRepeatedParameters(request);
     }
     refuseUnreadableContentType(request);
     if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
       throw new NotSupportedException();
+    }
+  }
+
+  /**
+   * A parameter sent without a value ("?limit=" or a bare "?limit") says nothing: read as absent it
+   * would be a filter silently dropped or a default the client did not ask for. Looked for in the
+   * query as sent, since JAX-RS hands an empty value to a resource as no parameter at all.
+   */
+  private static void refuseValuelessParameters(String query) {
+    for (String pair : query.split("&")) {
+      int equals = pair.indexOf('=');
+      if (!pair.isEmpty() && (equals < 0 || equals == pair.length() - 1)) {
+        String name = Params.queryName(equals < 0 ? pair : pair.substring(0, equals));
+        throw new BadRequestException(
+            name,
+            "The query parameter '"
+                + Params.shorten(name)
+                + "' has no value: give it one, or leave it out.");
+      }
     }
   }
 

@@ -18,6 +18,7 @@ final class Params {
       "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit";
   private static final Pattern QUEUE = Pattern.compile(QUEUE_NAME);
   private static final Pattern ID = Pattern.compile("^[1-9][0-9]{0,17}$");
+  private static final Pattern DIGITS = Pattern.compile("^[0-9]{1,9}$");
   private static final String CURSOR_PREFIX = "before:";
   static final Instant EARLIEST = Instant.parse("1970-01-01T00:00:00Z");
   static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
@@ -115,13 +116,12 @@ final class Params {
     if (value == null) {
       return defaultLimit;
     }
-    try {
+    // ASCII digits only: Integer.parseInt also reads "+5" and other scripts' digits ("٥", "５").
+    if (DIGITS.matcher(value).matches()) {
       int limit = Integer.parseInt(value);
       if (limit >= 1 && limit <= maxLimit) {
         return limit;
       }
-    } catch (NumberFormatException notANumber) {
-      // answered below
     }
     throw new BadRequestException(
         "limit",
@@ -236,6 +236,18 @@ final class Params {
       }
     }
     return null;
+  }
+
+  /**
+   * A query parameter's name as JAX-RS reads it: percent-decoded ("re%61son" is reason). A name
+   * whose encoding is broken is kept as sent.
+   */
+  static String queryName(String raw) {
+    try {
+      return java.net.URLDecoder.decode(raw, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException brokenEncoding) {
+      return raw;
+    }
   }
 
   private static String text(String field, String value) {

@@ -1119,14 +1119,11 @@ final class HostileRequests {
             Against.SNAPSHOT,
             draft -> draft.setQuery(parameter, value[2]));
       }
-      // Many clients send an empty field for "no filter": taking it so is no fault.
-      String empty = "query " + parameter + " = empty";
-      add(
+      // An empty value says nothing: taken as "no filter" it would be a filter silently dropped.
+      refused(
           QUERY,
-          empty,
-          Expect.WELL_FORMED,
+          "query " + parameter + " = empty",
           BAD_QUERY,
-          Against.SNAPSHOT,
           draft -> draft.setQuery(parameter, ""));
       // A parameter given twice is ambiguous: which one did the client mean?
       String[] twice =

@@ -114,6 +114,40 @@ class OperatorTest extends AsAdmin {
   }
 
   @Test
+  void a_query_parameter_without_a_value_is_a_400_naming_it_not_a_filter_dropped() {
+    enqueued(uniqueQueue("valueless"), "k", 1);
+    for (String name :
+        List.of("limit", "queue", "state", "cursor", "updatedAfter", "updatedBefore", "reason")) {
+      for (String query : List.of(name + "=", name, "limit=1&" + name + "=")) {
+        problem(given().urlEncodingEnabled(false).get("/v1/items?" + query), 400, "invalid-request")
+            .body("errors[0].field", equalTo(name))
+            .body(
+                "detail",
+                equalTo(
+                    "The query parameter '"
+                        + name
+                        + "' has no value: give it one, or leave it out."));
+      }
+    }
+    problem(given().urlEncodingEnabled(false).get("/v1/items:search?q="), 400, "invalid-request")
+        .body("errors[0].field", equalTo("q"));
+  }
+
+  @Test
+  void a_limit_is_ascii_digits_only() {
+    enqueued(uniqueQueue("digits"), "k", 1);
+    given().urlEncodingEnabled(false).get("/v1/items?limit=1").then().statusCode(200);
+    // Arabic-Indic, fullwidth and Devanagari 5, a plus sign, a minus zero, spaces.
+    for (String limit : List.of("%D9%A5", "%EF%BC%95", "%E0%A5%AB", "%2B5", "-0", "+5", "%205")) {
+      problem(
+              given().urlEncodingEnabled(false).get("/v1/items?limit=" + limit),
+              400,
+              "invalid-request")
+          .body("errors[0].field", equalTo("limit"));
+    }
+  }
+
+  @Test
   void get_of_an_unknown_item_is_404() {
     problem(item("424242424242"), 404, "item-not-found");
     problem(item("abc"), 404, "item-not-found");
