@@ -220,8 +220,9 @@ final class Params {
   }
 
   /**
-   * A query parameter as it was sent, still percent-encoded; null when absent. (Repeats are refused
-   * before a resource runs, by AmbiguousRequests.)
+   * A query parameter's value as it was sent, still percent-encoded; null when absent. Its name is
+   * compared decoded, as JAX-RS compares it: "re%61son" is reason, not a parameter to ignore.
+   * (Repeats, in any spelling, are refused before a resource runs, by AmbiguousRequests.)
    */
   static String rawQuery(jakarta.ws.rs.core.UriInfo uri, String name) {
     String query = uri.getRequestUri().getRawQuery();
@@ -231,7 +232,7 @@ final class Params {
     for (String pair : query.split("&")) {
       int equals = pair.indexOf('=');
       String key = equals < 0 ? pair : pair.substring(0, equals);
-      if (key.equals(name)) {
+      if (queryName(key).equals(name)) {
         return equals < 0 ? "" : pair.substring(equals + 1);
       }
     }

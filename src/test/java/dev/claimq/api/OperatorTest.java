@@ -134,6 +134,36 @@ class OperatorTest extends AsAdmin {
   }
 
   @Test
+  void a_percent_encoded_parameter_name_is_the_parameter_it_spells() {
+    String queue = uniqueQueue("encoded-name");
+    String id = enqueued(queue, queue, 1); // a dedupe key no other item has, to search for
+    fail(id, Map.of("claimToken", claim(id, Map.of()).path("claimToken"), "error", "nomatchabc"));
+    given()
+        .urlEncodingEnabled(false)
+        .get("/v1/items?queue=" + queue + "&re%61son=nomatchxyz")
+        .then()
+        .statusCode(200)
+        .body("items.size()", equalTo(0));
+    given()
+        .urlEncodingEnabled(false)
+        .get("/v1/items?queue=" + queue + "&%72eason=nomatchabc")
+        .then()
+        .statusCode(200)
+        .body("items.size()", equalTo(1));
+    given()
+        .urlEncodingEnabled(false)
+        .get("/v1/items:search?%71=" + queue)
+        .then()
+        .statusCode(200)
+        .body("items.id", equalTo(List.of(id)));
+    problem(
+            given().urlEncodingEnabled(false).get("/v1/items?reason=a&re%61son=b"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("reason"));
+  }
+
+  @Test
   void a_limit_is_ascii_digits_only() {
     enqueued(uniqueQueue("digits"), "k", 1);
     given().urlEncodingEnabled(false).get("/v1/items?limit=1").then().statusCode(200);
