@@ -84,7 +84,10 @@ final class Params {
    */
   static final java.time.Duration MAX_PROVIDER_KEY_TTL = java.time.Duration.ofDays(3_650);
 
-  /** An ISO 8601 duration of whole seconds, e.g. PT24H, at most max; null when absent. */
+  /**
+   * An ISO 8601 duration of whole seconds, e.g. PT24H, at most max, in the one spelling Duration
+   * writes; null when absent.
+   */
   static Long durationSeconds(String field, String value, java.time.Duration max) {
     if (value == null) {
       return null;
@@ -108,6 +111,20 @@ final class Params {
     if (duration.compareTo(max) > 0) {
       throw new BadRequestException(
           field, "'" + field + "' must be at most " + max + ", not '" + shorten(value) + "'.");
+    }
+    // One spelling per value, the one it is answered in: Duration.parse also reads pt24h, P1D,
+    // PT86400S or -PT-24H, which, stored as seconds, would come back as PT24H, not as sent.
+    if (!duration.toString().equals(value)) {
+      throw new BadRequestException(
+          field,
+          "'"
+              + field
+              + "' must be written as "
+              + duration
+              + ", not '"
+              + shorten(value)
+              + "': hours, minutes and seconds (PTnHnMnS), minutes and seconds under 60, without"
+              + " the parts that are 0.");
     }
     return duration.getSeconds();
   }

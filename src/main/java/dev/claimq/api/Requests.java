@@ -396,7 +396,10 @@ public final class Requests {
       @Schema(
               description =
                   "How long the provider remembers an idempotency key, as an ISO 8601 duration"
-                      + " (Stripe: PT24H), from PT1S to PT87600H (3,650 days). No retry is scheduled past it, and a policy whose"
+                      + " (Stripe: PT24H), from PT1S to PT87600H (3,650 days), written as it is"
+                      + " answered: hours, minutes and seconds, minutes and seconds under 60,"
+                      + " without the parts that are 0 (PT36H, PT1H30M, PT90S is PT1M30S; no"
+                      + " days). No retry is scheduled past it, and a policy whose"
                       + " worst-case schedule does not fit is refused with 422.",
               examples = "PT24H")
           @Size(max = 40)

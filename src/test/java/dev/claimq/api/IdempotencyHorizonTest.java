@@ -152,6 +152,39 @@ class IdempotencyHorizonTest extends AsAdmin {
   }
 
   @Test
+  void a_horizon_is_taken_only_in_the_spelling_it_is_answered_in() {
+    String queue = uniqueQueue("horizon-spelling");
+    json()
+        .body(Map.of("providerKeyTtl", "PT1H30M"))
+        .put("/v1/queues/{q}/policy", queue)
+        .then()
+        .statusCode(200)
+        .body("providerKeyTtl", equalTo("PT1H30M"));
+    for (String other :
+        new String[] {
+          "-PT-24H",
+          "pt24h",
+          "+PT24H",
+          "P0DT24H",
+          "PT86400S",
+          "PT24H0M",
+          "P1DT0.0S",
+          "P1D",
+          "PT1440M"
+        }) {
+      problem(
+              json().body(Map.of("providerKeyTtl", other)).put("/v1/queues/{q}/policy", queue),
+              400,
+              "invalid-request")
+          .body("errors[0].field", equalTo("providerKeyTtl"))
+          .body("detail", containsString("must be written as PT24H, not '" + other + "'"));
+    }
+    RestAssured.get("/v1/queues/{q}/policy", queue)
+        .then()
+        .body("providerKeyTtl", equalTo("PT1H30M"));
+  }
+
+  @Test
   void the_longest_horizon_goes_through_a_fail_a_retry_and_the_reaper_without_an_error()
       throws Exception {
     String queue = uniqueQueue("horizon-longest");
