@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.InvalidNullException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import dev.claimq.security.QueueNotAllowedException;
@@ -112,6 +113,15 @@ public class ProblemMappers {
       return fromStream;
     }
     for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof InvalidNullException nulled) {
+        String field = jsonPath(nulled);
+        return problem(
+            400,
+            "invalid-request",
+            "Invalid request",
+            "The value of '" + field + "' must not be null: leave it out to take its default.",
+            List.of(new Problem.FieldError(field, "must not be null")));
+      }
       if (cause instanceof UnstorableValueException unstorable) {
         String field = jsonPath(unstorable) + unstorable.inside;
         String detail = "The value of '" + field + "' " + unstorable.reason + ".";

@@ -13,7 +13,12 @@ import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
-/** Request bodies, validated before any of them reaches a service. */
+/**
+ * Request bodies, validated before any of them reaches a service. A field with a default may be
+ * left out but not sent as null (StrictJson.NullRefused): null is not documented for it, and read
+ * as absent it took a default the client did not ask for. Only a Policy's settings take null as
+ * their default, as documented.
+ */
 public final class Requests {
   private Requests() {}
 
@@ -50,8 +55,12 @@ public final class Requests {
       @Schema(description = "Claims allowed before the item stays failed.", defaultValue = "5")
           @Min(1)
           @Max(100)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer maxAttempts,
-      @Schema(description = "Higher is claimed first.", defaultValue = "0") @Min(-32768) @Max(32767)
+      @Schema(description = "Higher is claimed first.", defaultValue = "0")
+          @Min(-32768)
+          @Max(32767)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer priority,
       @Schema(
               type = SchemaType.STRING,
@@ -61,6 +70,7 @@ public final class Requests {
                       + " 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, to the microsecond.",
               examples = "2026-11-30T09:00:00Z")
           @Size(max = 64)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           String runAt) {}
 
   @Schema(name = "ClaimRequest")
@@ -73,6 +83,7 @@ public final class Requests {
       @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer leaseSeconds) {}
 
   @Schema(name = "ClaimNextRequest")
@@ -85,6 +96,7 @@ public final class Requests {
       @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer leaseSeconds,
       @Schema(
               description =
@@ -93,10 +105,15 @@ public final class Requests {
               defaultValue = "0")
           @Min(0)
           @Max(MAX_WAIT_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer waitSeconds,
       // The older form of claimNextBatch: still accepted, no longer documented, since a
       // client generated from the document cannot tell the two answers apart.
-      @Schema(hidden = true) @Min(1) @Max(MAX_CLAIM_BATCH) Integer max) {}
+      @Schema(hidden = true)
+          @Min(1)
+          @Max(MAX_CLAIM_BATCH)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
+          Integer max) {}
 
   @Schema(name = "ClaimBatchRequest")
   public record ClaimBatch(
@@ -108,6 +125,7 @@ public final class Requests {
       @Schema(description = "How long each claim lasts without a heartbeat.", defaultValue = "60")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer leaseSeconds,
       @Schema(
               description =
@@ -116,6 +134,7 @@ public final class Requests {
               defaultValue = "0")
           @Min(0)
           @Max(MAX_WAIT_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer waitSeconds,
       @Schema(description = "Claim up to this many items.") @NotNull @Min(1) @Max(MAX_CLAIM_BATCH)
           Integer max) {}
@@ -146,11 +165,12 @@ public final class Requests {
           @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
           @JsonDeserialize(using = StrictJson.ReasonText.class)
           String error,
-      Boolean retryable,
+      @JsonDeserialize(using = StrictJson.NullRefused.class) Boolean retryable,
       @Schema(
               description = "As in a single fail.",
               enumeration = {"no", "unknown"})
           @Pattern(regexp = "no|unknown", message = "must be no or unknown")
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           String sent,
       @Min(0) @Max(86_400) Long retryAfterSeconds) {}
 
@@ -191,6 +211,7 @@ public final class Requests {
               defaultValue = "60")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer leaseSeconds,
       @Schema(
               description =
@@ -199,6 +220,7 @@ public final class Requests {
               defaultValue = "0")
           @Min(0)
           @Max(MAX_WAIT_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer waitSeconds) {}
 
   @Schema(name = "FailRequest")
@@ -217,6 +239,7 @@ public final class Requests {
       @Schema(
               description = "false for a permanent error: no further attempts.",
               defaultValue = "true")
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Boolean retryable,
       @Schema(
               description =
@@ -226,6 +249,7 @@ public final class Requests {
               enumeration = {"no", "unknown"},
               defaultValue = "no")
           @Pattern(regexp = "no|unknown", message = "must be no or unknown")
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           String sent,
       @Schema(description = "The provider's Retry-After: replaces the computed backoff.")
           @Min(0)
@@ -262,8 +286,12 @@ public final class Requests {
           @Size(max = 64)
           String updatedBefore,
       @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Boolean dryRun,
-      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100") @Min(1) @Max(500)
+      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100")
+          @Min(1)
+          @Max(500)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer limit) {}
 
   @Schema(name = "IntentRequest")
@@ -272,7 +300,10 @@ public final class Requests {
   @Schema(name = "ReleaseRequest")
   public record Release(
       @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
-      @Schema(description = "Due again after this long.", defaultValue = "0") @Min(0) @Max(86_400)
+      @Schema(description = "Due again after this long.", defaultValue = "0")
+          @Min(0)
+          @Max(86_400)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Long delaySeconds) {}
 
   @Schema(name = "ResolveRequest")
@@ -327,8 +358,12 @@ public final class Requests {
           @Size(max = 64)
           String updatedBefore,
       @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Boolean dryRun,
-      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100") @Min(1) @Max(500)
+      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100")
+          @Min(1)
+          @Max(500)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer limit) {}
 
   @Schema(
@@ -352,8 +387,12 @@ public final class Requests {
           @Size(max = 64)
           String updatedBefore,
       @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Boolean dryRun,
-      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100") @Min(1) @Max(500)
+      @Schema(description = "Items per call, 1 to 500.", defaultValue = "100")
+          @Min(1)
+          @Max(500)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer limit,
       @Schema(
               description =
@@ -426,5 +465,6 @@ public final class Requests {
       @Schema(description = "New lease from now; defaults to the claim's own lease length.")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer leaseSeconds) {}
 }

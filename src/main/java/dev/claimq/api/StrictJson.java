@@ -1,19 +1,28 @@
 package dev.claimq.api;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.BeanProperty;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JavaType;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyName;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
+import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
 import com.fasterxml.jackson.databind.deser.std.JsonNodeDeserializer;
+import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StringDeserializer;
+import com.fasterxml.jackson.databind.exc.InvalidNullException;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
+import com.fasterxml.jackson.databind.type.TypeFactory;
 import io.quarkus.jackson.ObjectMapperCustomizer;
 import jakarta.inject.Singleton;
 import java.io.IOException;
@@ -98,6 +107,51 @@ public class StrictJson implements ObjectMapperCustomizer {
   public static class ReasonText extends StorableText {
     public ReasonText() {
       super(true);
+    }
+  }
+
+  /**
+   * A field that may be left out, but not sent as null: read as its type is read, and an explicit
+   * null is refused (InvalidNullException, a 400 naming the field). Jackson's own nulls = FAIL
+   * would refuse a record's absent field too, as a creator reads absence as null.
+   */
+  public static class NullRefused extends StdDeserializer<Object>
+      implements ContextualDeserializer {
+    private final JsonDeserializer<Object> read;
+    private final PropertyName name;
+
+    public NullRefused() {
+      this(null, null, null);
+    }
+
+    private NullRefused(JavaType type, JsonDeserializer<Object> read, PropertyName name) {
+      super(type == null ? TypeFactory.unknownType() : type);
+      this.read = read;
+      this.name = name;
+    }
+
+    @Override
+    public JsonDeserializer<?> createContextual(
+        DeserializationContext context, BeanProperty property) throws JsonMappingException {
+      JavaType type = property.getType();
+      return new NullRefused(
+          type, context.findContextualValueDeserializer(type, property), property.getFullName());
+    }
+
+    @Override
+    public Object deserialize(JsonParser parser, DeserializationContext context)
+        throws IOException {
+      return read.deserialize(parser, context);
+    }
+
+    @Override
+    public Object getNullValue(DeserializationContext context) throws JsonMappingException {
+      throw InvalidNullException.from(context, name, getValueType());
+    }
+
+    @Override
+    public Object getAbsentValue(DeserializationContext context) {
+      return null;
     }
   }
 

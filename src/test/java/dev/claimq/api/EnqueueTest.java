@@ -173,6 +173,69 @@ class EnqueueTest extends AsAdmin {
   }
 
   @Test
+  void an_explicit_null_for_a_field_with_a_default_is_a_400_naming_it_not_the_default() {
+    String queue = uniqueQueue("nulls");
+    for (String field : List.of("maxAttempts", "priority", "runAt")) {
+      problem(
+              enqueue(queue, "{\"dedupeKey\": \"u1\", \"payload\": 1, \"" + field + "\": null}"),
+              400,
+              "invalid-request")
+          .body("errors[0].field", equalTo(field))
+          .body(
+              "detail",
+              equalTo(
+                  "The value of '"
+                      + field
+                      + "' must not be null: leave it out to take its default."));
+    }
+    io.restassured.RestAssured.given()
+        .queryParam("queue", queue)
+        .get("/v1/items")
+        .then()
+        .body("items.size()", equalTo(0));
+
+    String id = dev.claimq.Api.enqueued(queue, "k", 1);
+    problem(dev.claimq.Api.claimNext(queue, "{\"waitSeconds\": null}"), 400, "invalid-request")
+        .body("errors[0].field", equalTo("waitSeconds"));
+    problem(dev.claimq.Api.claim(id, "{\"leaseSeconds\": null}"), 400, "invalid-request")
+        .body("errors[0].field", equalTo("leaseSeconds"));
+    String token = dev.claimq.Api.claim(id, Map.of()).path("claimToken");
+    problem(
+            dev.claimq.Api.heartbeat(
+                id, "{\"claimToken\": \"" + token + "\", \"leaseSeconds\": null}"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("leaseSeconds"));
+    problem(
+            dev.claimq.Api.fail(
+                id,
+                "{\"claimToken\": \""
+                    + token
+                    + "\", \"error\": \"x\", \"next\": {\"waitSeconds\": null}}"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("next.waitSeconds"));
+    problem(
+            dev.claimq.Api.fail(
+                id, "{\"claimToken\": \"" + token + "\", \"error\": \"x\", \"retryable\": null}"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("retryable"));
+    item(id).then().body("state", equalTo("sending"));
+    problem(
+            dev.claimq.Api.json().body("{\"dryRun\": null}").post("/v1/items:retry"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("dryRun"));
+    // A policy's settings are documented to take null as the default.
+    dev.claimq.Api.json()
+        .body("{\"maxAttempts\": null}")
+        .put("/v1/queues/{q}/policy", queue)
+        .then()
+        .statusCode(200);
+  }
+
+  @Test
   void malformed_bodies_are_400_problems_and_store_nothing() {
     String queue = uniqueQueue("malformed");
     List<String> bodies =
