@@ -31,9 +31,13 @@ public final class Requests {
 
   /**
    * A failure reason keeps something once its control characters are dropped: one character that is
-   * neither one of them nor white space. Without it, "\u0000\u0001" was stored as "".
+   * neither one of them nor white space (U+0000 to U+0020, U+007F to U+009F). Without it, a reason
+   * of U+0000 U+0001 was stored as "". The same class is the schema's pattern (JSON Schema's
+   * pattern finds a match anywhere; Bean Validation's must match the whole).
    */
-  static final String PRINTABLE = "(?s).*[^\\p{Cntrl}\\x{80}-\\x{9F}\\s].*";
+  static final String PRINTABLE_CHARACTER = "[^\\u0000-\\u0020\\u007F-\\u009F]";
+
+  static final String PRINTABLE = "(?s).*" + PRINTABLE_CHARACTER + ".*";
 
   static final String PRINTABLE_MESSAGE =
       "must have a character other than white space and control characters, which are dropped";
@@ -160,7 +164,8 @@ public final class Requests {
   public record FailEntry(
       @Schema(examples = "4711") @NotBlank @Size(max = 20) String id,
       @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
-      @NotBlank
+      @Schema(pattern = PRINTABLE_CHARACTER)
+          @NotBlank
           @Size(max = 100_000)
           @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
           @JsonDeserialize(using = StrictJson.ReasonText.class)
@@ -230,7 +235,8 @@ public final class Requests {
               description =
                   "Why it failed; secrets are redacted, control characters (NUL included) other"
                       + " than newline and tab are dropped, and it is cut to 2,000 characters.",
-              examples = "SMTP 451: try again later")
+              examples = "SMTP 451: try again later",
+              pattern = PRINTABLE_CHARACTER)
           @NotBlank
           @Size(max = 100_000)
           @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
