@@ -133,7 +133,29 @@ public class ProblemMappers {
             List.of(new Problem.FieldError(field, unstorable.reason)));
       }
     }
-    return malformed(describeJsonError(e));
+    return malformed(describeJsonError(e), fieldError(e));
+  }
+
+  /**
+   * The field a body that parsed but did not map names (an unknown one, or a value of the wrong
+   * kind), for errors[] as every other 400 about a field has it; null for broken JSON.
+   */
+  private static Problem.FieldError fieldError(JsonProcessingException e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof JsonParseException) {
+        return null;
+      }
+    }
+    if (!(e instanceof JsonMappingException mapping) || jsonPath(mapping).isEmpty()) {
+      return null;
+    }
+    String message =
+        e instanceof UnrecognizedPropertyException
+            ? "is not a field here"
+            : e instanceof MismatchedInputException mismatch && mismatch.getTargetType() != null
+                ? "must be " + describe(mismatch.getTargetType())
+                : "cannot be read";
+    return new Problem.FieldError(jsonPath(mapping), message);
   }
 
   /** The body's own stream refused it while a reader was reading: too large, or not UTF-8. */
@@ -319,8 +341,13 @@ public class ProblemMappers {
     return allowed == null ? "none" : String.join(" or ", allowed.value());
   }
 
-  private static RestResponse<Problem> malformed(String detail) {
-    return problem(400, "malformed-request", "Malformed request body", detail, null);
+  private static RestResponse<Problem> malformed(String detail, Problem.FieldError field) {
+    return problem(
+        400,
+        "malformed-request",
+        "Malformed request body",
+        detail,
+        field == null ? null : List.of(field));
   }
 
   static RestResponse<Problem> problem(

@@ -3,7 +3,9 @@ package dev.claimq.api;
 import static dev.claimq.Api.problem;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.nullValue;
 
 import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
@@ -44,6 +46,33 @@ class ProblemTest extends AsAdmin {
         .body("detail", containsString("line 2"))
         .body("detail", not(containsString("jackson")))
         .body("detail", not(containsString("Exception")));
+  }
+
+  @Test
+  void a_body_that_parses_but_does_not_fit_names_its_field_in_errors() {
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body("{\"dedupeKey\": \"k\", \"payload\": 1, \"maxAttempts\": 1.5}")
+                .post("/v1/queues/emails/items"),
+            400,
+            "malformed-request")
+        .body("errors[0].field", equalTo("maxAttempts"))
+        .body("errors[0].message", equalTo("must be a whole number"));
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body("{\"dedupeKey\": \"k\", \"payload\": 1, \"maxAtempts\": 2}")
+                .post("/v1/queues/emails/items"),
+            400,
+            "malformed-request")
+        .body("errors[0].field", equalTo("maxAtempts"));
+    // Broken JSON names no field: it never got as far as one.
+    problem(
+            given().contentType(ContentType.JSON).body("{").post("/v1/queues/emails/items"),
+            400,
+            "malformed-request")
+        .body("errors", nullValue());
   }
 
   @Test
