@@ -13,6 +13,7 @@ import io.quarkus.vertx.http.runtime.security.HttpSecurityUtils;
 import io.smallrye.mutiny.Uni;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -37,13 +38,15 @@ public class ApiKeyMechanism implements HttpAuthenticationMechanism {
     if (!keys.enabled()) {
       return Uni.createFrom().item(UNRESTRICTED);
     }
-    String header = context.request().getHeader("Authorization");
-    if (header == null) {
+    List<String> headers = context.request().headers().getAll("Authorization");
+    if (headers.isEmpty()) {
       return Uni.createFrom().optional(Optional.empty());
     }
-    // Any other scheme, or an empty key, is a key that matches nothing: 401, not anonymous.
+    String header = headers.get(0);
+    // Any other scheme, or an empty key, is a key that matches nothing: 401, not anonymous. So are
+    // two Authorization headers: which key acts would be a guess.
     String key =
-        header.regionMatches(true, 0, BEARER, 0, BEARER.length())
+        headers.size() == 1 && header.regionMatches(true, 0, BEARER, 0, BEARER.length())
             ? header.substring(BEARER.length()).strip()
             : "";
     TokenAuthenticationRequest request =

@@ -245,6 +245,24 @@ class SecurityTest extends AsAdmin {
   }
 
   @Test
+  void two_authorization_headers_are_a_401_whichever_keys_they_carry() throws Exception {
+    // Which key acts would be a guess, even when both are valid.
+    java.net.http.HttpResponse<String> response =
+        // HTTP/1.1: the client's h2c upgrade would carry one of the two to the service.
+        java.net.http.HttpClient.newBuilder()
+            .version(java.net.http.HttpClient.Version.HTTP_1_1)
+            .build()
+            .send(
+                java.net.http.HttpRequest.newBuilder(base.resolve("/v1/me"))
+                    .header("Authorization", "Bearer dev-operator-key")
+                    .header("Authorization", "Bearer dev-admin-key")
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertProblem(response, 401);
+    assertThat(get("/v1/me", "Bearer dev-operator-key").statusCode()).isEqualTo(200);
+  }
+
+  @Test
   void health_and_the_api_document_need_no_key() throws Exception {
     assertThat(get("/q/health/ready", null).statusCode()).isEqualTo(200);
     assertThat(get("/q/health/live", null).statusCode()).isEqualTo(200);
