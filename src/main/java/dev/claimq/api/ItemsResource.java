@@ -277,7 +277,7 @@ public class ItemsResource {
               }))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
-  @APIResponse(responseCode = "409", ref = "CompleteRefused")
+  @APIResponse(responseCode = "409", ref = "FinishRefused")
   @Consumes(MediaType.APPLICATION_JSON)
   public Uni<Response> complete(
       @PathParam("id") String id, @Valid @NotNull Requests.Complete body) {
@@ -328,7 +328,7 @@ public class ItemsResource {
       content = @Content(schema = @Schema(implementation = FinishedItemView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
-  @APIResponse(responseCode = "409", ref = "StaleClaim")
+  @APIResponse(responseCode = "409", ref = "FinishRefused")
   @Consumes(MediaType.APPLICATION_JSON)
   public Uni<Response> fail(@PathParam("id") String id, @Valid @NotNull Requests.Fail body) {
     long itemId = Params.itemId(id);

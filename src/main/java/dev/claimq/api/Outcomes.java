@@ -3,6 +3,7 @@ package dev.claimq.api;
 import dev.claimq.queue.Answer;
 import dev.claimq.queue.Outcome;
 import dev.claimq.store.Item;
+import dev.claimq.store.ItemState;
 import dev.claimq.telemetry.ItemLog;
 
 /**
@@ -91,14 +92,21 @@ final class Outcomes {
               + item.releases
               + " times, its queue's limit: the claim is still yours; complete or fail it.";
       case DIFFERENT_REPORT ->
-          "Item "
-              + item.id
-              + " was completed by this claim with "
-              + (item.externalRef == null
-                  ? "no externalRef"
-                  : "externalRef '" + item.externalRef + "'")
-              + ": a repeated complete must carry the same. The first report stands; do not"
-              + " resend.";
+          item.state == ItemState.DONE
+              ? "Item "
+                  + item.id
+                  + " was completed by this claim with "
+                  + (item.externalRef == null
+                      ? "no externalRef"
+                      : "externalRef '" + item.externalRef + "'")
+                  + ": a repeated complete must carry the same. The first report stands; do not"
+                  + " resend."
+              : "Item "
+                  + item.id
+                  + " was failed by this claim with another report (its lastError is '"
+                  + Params.shorten(String.valueOf(item.lastError))
+                  + "'): a repeated fail must carry the same error and retryable. The first"
+                  + " report stands.";
       case KEY_REUSED ->
           "Queue '"
               + item.queue

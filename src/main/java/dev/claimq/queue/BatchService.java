@@ -123,7 +123,7 @@ public class BatchService {
               rows.get(entry.id()),
               entry.claimToken(),
               WorkService.Repeat.COMPLETE,
-              entry.externalRef());
+              WorkService.sameComplete(entry.externalRef()));
       // A stale entry with the provider's reference may be a late success: the single complete
       // decides that (rare, so one statement of its own each is no cost to the batch).
       if (answer.outcome() == Outcome.STALE_CLAIM && entry.externalRef() != null) {
@@ -165,15 +165,23 @@ public class BatchService {
         .map(
             entry ->
                 work.counted(
-                    answer(rows.get(entry.id()), entry.claimToken(), WorkService.Repeat.FAIL, null),
+                    answer(
+                        rows.get(entry.id()),
+                        entry.claimToken(),
+                        WorkService.Repeat.FAIL,
+                        WorkService.sameFail(
+                            FailureReason.sanitize(entry.error()), entry.retryable())),
                     null))
         .toList();
   }
 
   /** An entry's answer from its item's row: the row answers every entry that names the item. */
   private static Answer answer(
-      Changed row, String token, WorkService.Repeat repeat, String externalRef) {
-    return row == null ? Answer.notFound() : WorkService.finish(row, token, repeat, externalRef);
+      Changed row,
+      String token,
+      WorkService.Repeat repeat,
+      java.util.function.Predicate<Changed> sameReport) {
+    return row == null ? Answer.notFound() : WorkService.finish(row, token, repeat, sameReport);
   }
 
   private static Map<Long, Changed> byId(List<Changed> rows) {

@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import org.jboss.logging.Logger;
 
 /**
@@ -157,7 +158,7 @@ public class WorkService {
       if (held.isPresent()) {
         Finished finished =
             new Finished(
-                finish(held.get().finished(), token, Repeat.COMPLETE, externalRef),
+                finish(held.get().finished(), token, Repeat.COMPLETE, sameComplete(externalRef)),
                 held.get().next());
         counted(finished.answer(), externalRef);
         finished.next().ifPresent(this::claimed);
@@ -174,7 +175,7 @@ public class WorkService {
           if (row.isPresent() && row.get().late()) {
             return new Answer(Outcome.LATE_SUCCESS, row.get().item());
           }
-          return finish(row, token, Repeat.COMPLETE, externalRef);
+          return finish(row, token, Repeat.COMPLETE, sameComplete(externalRef));
         });
   }
 
@@ -202,7 +203,12 @@ public class WorkService {
     return finishing(
         next,
         null,
-        statements -> finish(statements.fail(id, token, failure, actor), token, Repeat.FAIL, null));
+        statements ->
+            finish(
+                statements.fail(id, token, failure, actor),
+                token,
+                Repeat.FAIL,
+                sameFail(failure.error(), retryable)));
   }
 
   /**
@@ -266,7 +272,7 @@ public class WorkService {
   /** Extends the lease of a current claim; by its original length when none is given. */
   public Answer heartbeat(long id, String token, Integer leaseSeconds) {
     return counted(
-        finish(items.heartbeat(id, token, leaseSeconds), token, Repeat.NONE, null), null);
+        finish(items.heartbeat(id, token, leaseSeconds), token, Repeat.NONE, ANY_REPORT), null);
   }
 
   /**
@@ -274,7 +280,7 @@ public class WorkService {
    * NOT_FOUND.
    */
   public Answer intent(long id, String token) {
-    return counted(finish(items.intent(id, token), token, Repeat.NONE, null), null);
+    return counted(finish(items.intent(id, token), token, Repeat.NONE, ANY_REPORT), null);
   }
 
   /**
@@ -293,7 +299,7 @@ public class WorkService {
                   if (!row.changed() && mine && item.state == ItemState.SENDING) {
                     return new Answer(Outcome.RELEASE_LIMIT, item);
                   }
-                  return finish(row, token, Repeat.RELEASE, null);
+                  return finish(row, token, Repeat.RELEASE, ANY_REPORT);
                 })
             .orElseGet(Answer::notFound);
     if (answer.outcome() == Outcome.CHANGED) {
@@ -333,27 +339,49 @@ public class WorkService {
     }
   }
 
+  /** A report that any repeat matches: heartbeat, intent, release (its delay is not kept). */
+  static final Predicate<Changed> ANY_REPORT = row -> true;
+
+  /** A complete's report: its externalRef, as the item keeps it. */
+  static Predicate<Changed> sameComplete(String externalRef) {
+    return row -> Objects.equals(externalRef, row.item().externalRef);
+  }
+
+  /**
+   * A fail's report: its reason (sanitized), as the item keeps it, behind the prefix item.sql's
+   * fail puts before a held or past-horizon reason; and a fail that retries was retryable.
+   */
+  static Predicate<Changed> sameFail(String error, boolean retryable) {
+    return row -> {
+      String kept = row.item().lastError;
+      boolean sameReason =
+          error.equals(kept)
+              || ("outcome unknown: " + error).equals(kept)
+              || ("idempotency horizon passed: " + error).equals(kept);
+      return sameReason && (retryable || !"retry".equals(row.lastOutcome()));
+    };
+  }
+
   private static Answer finish(
-      Optional<Changed> row, String token, Repeat repeat, String externalRef) {
-    return row.map(r -> finish(r, token, repeat, externalRef)).orElseGet(Answer::notFound);
+      Optional<Changed> row, String token, Repeat repeat, Predicate<Changed> sameReport) {
+    return row.map(r -> finish(r, token, repeat, sameReport)).orElseGet(Answer::notFound);
   }
 
   /**
    * The outcome of a statement that only the current claim can make: CHANGED; REPLAYED when this
    * token's own earlier request of the same kind already put the item where this one would (a
-   * retried request), DIFFERENT_REPORT when a complete's did, but with another externalRef;
-   * otherwise STALE_CLAIM. {@code externalRef}: the complete's, and only a complete's.
+   * retried request), DIFFERENT_REPORT when it did, but with another report (a complete's
+   * externalRef, a fail's reason); otherwise STALE_CLAIM.
    */
-  static Answer finish(Changed row, String token, Repeat repeat, String externalRef) {
+  static Answer finish(Changed row, String token, Repeat repeat, Predicate<Changed> sameReport) {
     Item item = row.item();
-    boolean sameReport = repeat != Repeat.COMPLETE || Objects.equals(externalRef, item.externalRef);
     // A batch may name one item twice: its row is changed by the other entry, not this one. With
     // another token, this entry's claim is stale; with this token, a different report is refused.
     if (row.changed() && token.equals(item.claimToken)) {
-      return new Answer(sameReport ? Outcome.CHANGED : Outcome.DIFFERENT_REPORT, item);
+      return new Answer(sameReport.test(row) ? Outcome.CHANGED : Outcome.DIFFERENT_REPORT, item);
     }
     if (repeat.of(row, token)) {
-      return new Answer(sameReport ? Outcome.REPLAYED : Outcome.DIFFERENT_REPORT, item);
+      return new Answer(sameReport.test(row) ? Outcome.REPLAYED : Outcome.DIFFERENT_REPORT, item);
     }
     return new Answer(Outcome.STALE_CLAIM, item);
   }

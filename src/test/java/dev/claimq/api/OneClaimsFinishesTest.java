@@ -146,22 +146,76 @@ class OneClaimsFinishesTest extends AsAdmin {
     String token = claim(id, Map.of()).path("claimToken");
 
     List<Integer> statuses =
-        json()
-            .body(
-                Map.of(
-                    "items",
-                    List.of(
-                        Map.of("id", id, "claimToken", token, "externalRef", "msg_A"),
-                        Map.of("id", id, "claimToken", token, "externalRef", "msg_B"))))
-            .post("/v1/items:complete")
-            .then()
-            .statusCode(200)
-            .extract()
-            .path("results.status");
+        batchStatuses(
+            "/v1/items:complete",
+            Map.of("id", id, "claimToken", token, "externalRef", "msg_A"),
+            Map.of("id", id, "claimToken", token, "externalRef", "msg_B"));
 
     String stored = item(id).path("externalRef");
     assertThat(statuses).containsExactlyInAnyOrder(200, 409);
     assertThat(statuses.get(stored.equals("msg_A") ? 0 : 1)).isEqualTo(200);
+  }
+
+  @Test
+  void a_repeated_fail_with_another_report_is_refused_and_the_first_stands() {
+    String id = enqueued(uniqueQueue("fail-twice"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    fail(id, Map.of("claimToken", token, "error", "first")).then().statusCode(200);
+
+    // The first fail retries: a permanent fail with its token is not its repeat.
+    problem(
+            fail(id, Map.of("claimToken", token, "error", "first", "retryable", false)),
+            409,
+            "different-report")
+        .body("detail", containsString("'first'"));
+    problem(fail(id, Map.of("claimToken", token, "error", "second")), 409, "different-report");
+
+    fail(id, Map.of("claimToken", token, "error", "first")).then().statusCode(200);
+    item(id).then().body("state", equalTo("pending")).body("lastError", equalTo("first"));
+  }
+
+  @Test
+  void a_repeated_fail_that_was_held_for_a_human_is_a_repeat_despite_the_prefix() {
+    String queue = uniqueQueue("fail-held-twice");
+    json()
+        .body(Map.of("onUnknownOutcome", "hold"))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200);
+    String id = enqueued(queue, "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    Map<String, Object> body = Map.of("claimToken", token, "error", "timeout", "sent", "unknown");
+    fail(id, body).then().statusCode(200).body("state", equalTo("failed"));
+
+    fail(id, body).then().statusCode(200).body("lastError", equalTo("outcome unknown: timeout"));
+  }
+
+  @Test
+  void a_batch_that_fails_one_claim_twice_differently_answers_200_only_for_what_it_stored() {
+    String id = enqueued(uniqueQueue("batch-fail-twice"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+
+    List<Integer> statuses =
+        batchStatuses(
+            "/v1/items:fail",
+            Map.of("id", id, "claimToken", token, "error", "A", "retryable", false),
+            Map.of("id", id, "claimToken", token, "error", "B"));
+
+    String stored = item(id).path("lastError");
+    assertThat(statuses).containsExactlyInAnyOrder(200, 409);
+    assertThat(statuses.get(stored.equals("A") ? 0 : 1)).isEqualTo(200);
+  }
+
+  /** The status of each entry of a batch finish, in the order sent. */
+  @SafeVarargs
+  private static List<Integer> batchStatuses(String path, Map<String, Object>... entries) {
+    return json()
+        .body(Map.of("items", List.of(entries)))
+        .post(path)
+        .then()
+        .statusCode(200)
+        .extract()
+        .path("results.status");
   }
 
   private static io.restassured.response.Response attempts(String id) {
