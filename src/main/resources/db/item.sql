@@ -543,7 +543,9 @@ SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id
 -- An operator's second chance: a fresh budget of attempts, due now. The history and the
 -- idempotency key stay, so the provider still recognises earlier sends of this item, unless the
 -- provider's idempotency horizon has passed (the queue's providerKeyTtl after the item was
--- created, less a lease): then only a forced retry goes ahead, and its answer says so.
+-- created, less a lease): then only a forced retry goes ahead, and its answer says so. A proposal
+-- an operator rejected (cancelled by its latest action, a reject) was never approved: it goes back
+-- to held, before the approval gate, and never straight to the workers.
 WITH target AS (
   SELECT i.id,
          p.provider_key_ttl_seconds IS NOT NULL
@@ -554,8 +556,10 @@ WITH target AS (
   WHERE i.id = :id
 ),
 retried AS (
-  UPDATE item i SET state = 'pending', attempts = 0, run_at = now(), claim_token = NULL,
-                    updated_at = now()
+  UPDATE item i SET state = CASE WHEN (SELECT a.action FROM item_action a WHERE a.item_id = i.id
+                                       ORDER BY a.id DESC LIMIT 1) = 'reject'
+                                 THEN 'held' ELSE 'pending' END,
+                    attempts = 0, run_at = now(), claim_token = NULL, updated_at = now()
   FROM target
   WHERE i.id = target.id AND i.state IN ('failed', 'cancelled') AND i.pruned_at IS NULL
     AND (:force OR NOT target.past_horizon)
@@ -593,7 +597,8 @@ SELECT false, * FROM unchanged;
 -- state :state, newest first, at most :limit of them; one more is picked to tell whether more
 -- match. Each changes exactly as the single action changes it, and is audited (a reject with its
 -- reason, :note, as its note and last error; the others with the note "bulk"). A retry does not pick
--- an item past its provider's idempotency horizon: only a single, forced retry sends it again.
+-- an item past its provider's idempotency horizon: only a single, forced retry sends it again; a
+-- retried proposal that was rejected goes back to held, as a single retry sends it.
 -- SKIP LOCKED steps past an item a worker or another operator is changing right now, and the
 -- lock rechecks the filter. With :dryRun the picked items come back as they are, unchanged.
 WITH picked AS MATERIALIZED (
@@ -620,7 +625,11 @@ chosen AS (
 ),
 acted AS (
   UPDATE item i SET
-    state = CASE WHEN :action IN ('retry', 'approve') THEN 'pending' ELSE 'cancelled' END,
+    state = CASE WHEN :action = 'retry'
+                   AND (SELECT a.action FROM item_action a WHERE a.item_id = i.id
+                        ORDER BY a.id DESC LIMIT 1) = 'reject' THEN 'held'
+                 WHEN :action IN ('retry', 'approve') THEN 'pending'
+                 ELSE 'cancelled' END,
     attempts = CASE WHEN :action = 'retry' THEN 0 ELSE i.attempts END,
     run_at = CASE WHEN :action = 'retry' THEN now() ELSE i.run_at END,
     last_error = CASE WHEN :action = 'reject' THEN CAST(:note AS text) ELSE i.last_error END,

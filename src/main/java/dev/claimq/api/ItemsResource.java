@@ -492,10 +492,11 @@ public class ItemsResource {
       description =
           "Back to pending, due now, with attempts reset to 0. Its history and idempotency key"
               + " are kept. No body. Past its queue's providerKeyTtl the provider may have"
-              + " forgotten the key, so the retry needs force=true, and its answer says so.")
+              + " forgotten the key, so the retry needs force=true, and its answer says so. A"
+              + " rejected proposal was never approved: it goes back to held, for approval.")
   @APIResponse(
       responseCode = "200",
-      description = "Pending again.",
+      description = "Pending again (held again, if an operator had rejected it).",
       headers =
           @Header(
               name = HORIZON_HEADER,

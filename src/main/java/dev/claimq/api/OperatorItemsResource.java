@@ -106,7 +106,8 @@ public class OperatorItemsResource {
       description =
           "Failed items (or, with state cancelled, cancelled ones) matching the filter, newest"
               + " first, up to limit per call (more: call again). Each is retried as a single"
-              + " retry would be and audited under the key's name; one past its provider's"
+              + " retry would be (a rejected proposal back to held, not pending) and audited"
+              + " under the key's name; one past its provider's"
               + " idempotency horizon is left for a single forced retry. With dryRun nothing"
               + " changes and the answer lists what would. One statement per call.")
   @APIResponse(

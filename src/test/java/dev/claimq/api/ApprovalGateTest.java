@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.cancel;
 import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.claimedNext;
 import static dev.claimq.Api.complete;
@@ -8,6 +9,7 @@ import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
+import static dev.claimq.Api.retry;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -103,14 +105,42 @@ class ApprovalGateTest extends AsAdmin {
     problem(approve(id, Map.of()), 409, "state-conflict")
         .body("detail", containsString("is cancelled: only held items can be approved"));
     claimNext(queue, Map.of("worker", "w")).then().statusCode(204);
-    assertThat(
-            json()
-                .get("/v1/items/{id}/actions", id)
-                .then()
-                .extract()
-                .jsonPath()
-                .getList("actions.note"))
-        .containsExactly("Wrong recipient");
+    assertThat(actions(id, "note")).containsExactly("Wrong recipient");
+  }
+
+  @Test
+  void a_retried_rejection_goes_back_to_held_and_no_worker_claims_it_until_approved() {
+    String queue = gated("gate-retry-rejected");
+    String id = enqueued(queue, "k", 1);
+    reject(id, Map.of("reason", "Wrong recipient")).then().statusCode(200);
+
+    retry(id).then().statusCode(200).body("state", equalTo("held"));
+    claimNext(queue, Map.of("worker", "w")).then().statusCode(204);
+    reject(id, Map.of("reason", "Still wrong")).then().statusCode(200);
+    retry(id).then().statusCode(200).body("state", equalTo("held"));
+    approve(id, Map.of()).then().statusCode(200).body("state", equalTo("pending"));
+    assertThat(claimedNext(queue, "w").<String>path("id")).isEqualTo(id);
+    assertThat(actions(id, "action"))
+        .containsExactly("reject", "retry", "reject", "retry", "approve");
+  }
+
+  @Test
+  void a_bulk_retry_of_cancelled_items_holds_the_rejected_and_frees_the_approved() {
+    String queue = gated("gate-bulk-retry");
+    String rejected = enqueued(queue, "rejected", 1);
+    String approvedThenCancelled = enqueued(queue, "approved", 2);
+    reject(rejected, Map.of("reason", "no")).then().statusCode(200);
+    approve(approvedThenCancelled, Map.of()).then().statusCode(200);
+    cancel(approvedThenCancelled).then().statusCode(200).body("state", equalTo("cancelled"));
+
+    bulk("retry", Map.of("queue", queue, "state", "cancelled"))
+        .then()
+        .statusCode(200)
+        .body("items.id", equalTo(List.of(approvedThenCancelled, rejected)))
+        .body("items.state", equalTo(List.of("pending", "held")));
+    assertThat(claimedNext(queue, "w").<String>path("id")).isEqualTo(approvedThenCancelled);
+    claimNext(queue, Map.of("worker", "w")).then().statusCode(204);
+    item(rejected).then().body("state", equalTo("held"));
   }
 
   @Test
@@ -174,14 +204,7 @@ class ApprovalGateTest extends AsAdmin {
         .statusCode(200)
         .body("items.id", equalTo(List.of(a)))
         .body("items[0].lastError", equalTo("late"));
-    assertThat(
-            json()
-                .get("/v1/items/{id}/actions", a)
-                .then()
-                .extract()
-                .jsonPath()
-                .getList("actions.note"))
-        .containsExactly("late");
+    assertThat(actions(a, "note")).containsExactly("late");
 
     problem(bulk("reject", Map.of("queue", queue)), 400, "invalid-request")
         .body("errors[0].field", equalTo("reason"));
@@ -263,6 +286,16 @@ class ApprovalGateTest extends AsAdmin {
 
   static Response reject(String id, Map<String, ?> body) {
     return json().body(body).post("/v1/items/{id}/reject", id);
+  }
+
+  /** One field of each of the item's audited actions, oldest first. */
+  private static List<Object> actions(String id, String field) {
+    return json()
+        .get("/v1/items/{id}/actions", id)
+        .then()
+        .extract()
+        .jsonPath()
+        .getList("actions." + field);
   }
 
   private static Response bulk(String action, Map<String, ?> body) {

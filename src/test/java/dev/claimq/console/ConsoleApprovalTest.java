@@ -51,6 +51,11 @@ class ConsoleApprovalTest extends ConsoleTest {
     browser.text(By.id("state"), "cancelled");
     browser.text(By.id("reason"), "Unsubscribed customer");
     assertThat(Seed.state(id)).isEqualTo("cancelled");
+
+    browser.click(By.id("retry"));
+    browser.text(By.id("state"), "held");
+    browser.text(By.id("messages"), "held again: it waits for an operator's approval");
+    assertThat(Seed.state(id)).isEqualTo("held");
   }
 
   @Test

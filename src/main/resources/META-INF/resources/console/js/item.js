@@ -42,14 +42,17 @@ export async function render(main, { rest, me, say }) {
             pretty(member(answer.text, 'payload') || 'null'))));
   }
 
-  /** Runs an action and shows the item as it is after it; a refusal is said, not hidden. */
+  /**
+   * Runs an action and shows the item as it is after it; a refusal is said, not hidden. done is
+   * what to say, or says it from the answer.
+   */
   async function act(label, path, options, done) {
     try {
-      const { headers } = await call(path, { method: 'POST', ...options });
+      const { body, headers } = await call(path, { method: 'POST', ...options });
       const horizon = headers.get('Idempotency-Horizon-Passed') === 'true'
         ? ' Its provider may have forgotten the idempotency key: the next send may be a new one.'
         : '';
-      say(`${done}${horizon}`, 'ok');
+      say(`${typeof done === 'function' ? done(body) : done}${horizon}`, 'ok');
     } catch (e) {
       const status = e instanceof ApiError && e.status ? ` (${e.status})` : '';
       say(`${label} refused${status}: ${e.message}`, 'error');
@@ -65,7 +68,9 @@ export async function render(main, { rest, me, say }) {
   function actionsPanel(item, who, run) {
     const retry = (force) => run('Retry', `/v1/items/${item.id}/retry`,
       { query: force ? { force: 'true' } : undefined },
-      `Item ${item.id} is pending again: a worker will claim it.`);
+      (answer) => answer?.state === 'held'
+        ? `Item ${item.id} is held again: it waits for an operator's approval.`
+        : `Item ${item.id} is pending again: a worker will claim it.`);
     const buttons = [];
     if (item.state === 'failed' || item.state === 'cancelled') {
       buttons.push(h('button', { type: 'button', id: 'retry', onclick: () => retry(false) },
