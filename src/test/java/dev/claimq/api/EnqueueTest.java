@@ -236,6 +236,26 @@ class EnqueueTest extends AsAdmin {
   }
 
   @Test
+  void an_explicit_null_for_an_optional_field_without_a_default_means_none() {
+    String queue = uniqueQueue("optional-nulls");
+    String id = dev.claimq.Api.enqueued(queue, "k", 1);
+    String token =
+        dev.claimq.Api.claim(id, "{\"worker\": null}")
+            .then()
+            .statusCode(200)
+            .extract()
+            .path("claimToken");
+    item(id).then().body("claimedBy", equalTo(null));
+    dev.claimq.Api.complete(
+            id, "{\"claimToken\": \"" + token + "\", \"externalRef\": null, \"next\": null}")
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("done"))
+        .body("externalRef", equalTo(null))
+        .body("next", equalTo(null));
+  }
+
+  @Test
   void malformed_bodies_are_400_problems_and_store_nothing() {
     String queue = uniqueQueue("malformed");
     List<String> bodies =
