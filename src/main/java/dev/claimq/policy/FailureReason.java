@@ -102,14 +102,15 @@ public final class FailureReason {
     return kept.toString();
   }
 
+  /**
+   * At most MAX_LENGTH characters (code points, as the README counts them, not UTF-16 units): a
+   * longer text keeps its first MAX_LENGTH - 1 and ends in "…". Cutting at a code point never
+   * splits a character's surrogate pair.
+   */
   private static String truncate(String text) {
-    if (text.length() <= MAX_LENGTH) {
+    if (text.codePointCount(0, text.length()) <= MAX_LENGTH) {
       return text;
     }
-    int end = MAX_LENGTH - 1;
-    if (Character.isHighSurrogate(text.charAt(end - 1))) {
-      end--; // never split a character in two
-    }
-    return text.substring(0, end) + "…";
+    return text.substring(0, text.offsetByCodePoints(0, MAX_LENGTH - 1)) + "…";
   }
 }

@@ -178,10 +178,20 @@ class FailureReasonTest {
     String emoji = "\uD83D\uDCE7"; // one character, two chars in UTF-16
     String reason = "x".repeat(FailureReason.MAX_LENGTH - 2) + emoji + "y".repeat(100);
     String sanitized = FailureReason.sanitize(reason);
-    assertThat(sanitized.length()).isLessThanOrEqualTo(FailureReason.MAX_LENGTH);
-    assertThat(sanitized).endsWith("…");
-    assertThat(Character.isHighSurrogate(sanitized.charAt(sanitized.length() - 2))).isFalse();
+    assertThat(sanitized).isEqualTo("x".repeat(FailureReason.MAX_LENGTH - 2) + emoji + "…");
+    assertThat(sanitized.codePointCount(0, sanitized.length())).isEqualTo(FailureReason.MAX_LENGTH);
     assertThat(FailureReason.sanitize("x".repeat(FailureReason.MAX_LENGTH)))
         .hasSize(FailureReason.MAX_LENGTH);
+  }
+
+  @Test
+  void the_limit_counts_characters_not_utf16_units() {
+    String emoji = "\uD83D\uDCE7"; // one character, two chars in UTF-16
+    assertThat(FailureReason.sanitize(emoji.repeat(FailureReason.MAX_LENGTH)))
+        .isEqualTo(emoji.repeat(FailureReason.MAX_LENGTH));
+    assertThat(FailureReason.sanitize(emoji.repeat(FailureReason.MAX_LENGTH + 1)))
+        .isEqualTo(emoji.repeat(FailureReason.MAX_LENGTH - 1) + "…");
+    assertThat(FailureReason.sanitize("x" + emoji.repeat(FailureReason.MAX_LENGTH)))
+        .isEqualTo("x" + emoji.repeat(FailureReason.MAX_LENGTH - 2) + "…");
   }
 }
