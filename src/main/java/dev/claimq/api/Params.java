@@ -272,9 +272,11 @@ final class Params {
     if (value == null) {
       return null;
     }
-    if (value.isEmpty() || value.length() > 500) {
+    // Characters, as the document's maxLength counts them: an emoji is one, not two UTF-16 units.
+    int characters = value.codePointCount(0, value.length());
+    if (characters < 1 || characters > 500) {
       throw new BadRequestException(
-          field, field + " must be 1 to 500 characters; got " + value.length() + ".");
+          field, field + " must be 1 to 500 characters; got " + characters + ".");
     }
     if (value.indexOf('\u0000') >= 0) {
       throw new BadRequestException(field, field + " must not contain U+0000.");

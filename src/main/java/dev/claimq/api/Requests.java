@@ -12,6 +12,7 @@ import jakarta.validation.constraints.Size;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.hibernate.validator.constraints.CodePointLength;
 
 /**
  * Request bodies, validated before any of them reaches a service. A field with a default may be
@@ -46,9 +47,11 @@ public final class Requests {
   public record Enqueue(
       @Schema(
               description = "Names this piece of work: enqueueing the same key again is a no-op.",
-              examples = "welcome-email/user-42")
+              examples = "welcome-email/user-42",
+              minLength = 1,
+              maxLength = 200)
           @NotNull
-          @Size(min = 1, max = 200)
+          @CodePointLength(min = 1, max = 200)
           String dedupeKey,
       @Schema(
               description = "Any JSON value but null: what the worker needs to do the work.",
@@ -72,8 +75,9 @@ public final class Requests {
               description =
                   "RFC 3339 time before which it is not claimed; omit for now. From"
                       + " 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, to the microsecond.",
-              examples = "2026-11-30T09:00:00Z")
-          @Size(max = 64)
+              examples = "2026-11-30T09:00:00Z",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           @JsonDeserialize(using = StrictJson.NullRefused.class)
           String runAt) {}
 
@@ -81,8 +85,9 @@ public final class Requests {
   public record Claim(
       @Schema(
               description = "A name for the claiming worker, shown to operators.",
-              examples = "mailer-1")
-          @Size(max = 200)
+              examples = "mailer-1",
+              maxLength = 200)
+          @CodePointLength(max = 200)
           String worker,
       @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
           @Min(1)
@@ -94,8 +99,9 @@ public final class Requests {
   public record ClaimNext(
       @Schema(
               description = "A name for the claiming worker, shown to operators.",
-              examples = "mailer-1")
-          @Size(max = 200)
+              examples = "mailer-1",
+              maxLength = 200)
+          @CodePointLength(max = 200)
           String worker,
       @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
           @Min(1)
@@ -123,8 +129,9 @@ public final class Requests {
   public record ClaimBatch(
       @Schema(
               description = "A name for the claiming worker, shown to operators.",
-              examples = "mailer-1")
-          @Size(max = 200)
+              examples = "mailer-1",
+              maxLength = 200)
+          @CodePointLength(max = 200)
           String worker,
       @Schema(description = "How long each claim lasts without a heartbeat.", defaultValue = "60")
           @Min(1)
@@ -152,9 +159,10 @@ public final class Requests {
 
   @Schema(name = "CompleteEntry")
   public record CompleteEntry(
-      @Schema(examples = "4711") @NotBlank @Size(max = 20) String id,
-      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
-      @Size(max = 500) String externalRef) {}
+      @Schema(examples = "4711", maxLength = 20) @NotBlank @CodePointLength(max = 20) String id,
+      @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
+          String claimToken,
+      @Schema(maxLength = 500) @CodePointLength(max = 500) String externalRef) {}
 
   @Schema(name = "CompleteBatchRequest")
   public record CompleteBatch(
@@ -162,11 +170,12 @@ public final class Requests {
 
   @Schema(name = "FailEntry")
   public record FailEntry(
-      @Schema(examples = "4711") @NotBlank @Size(max = 20) String id,
-      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
-      @Schema(pattern = PRINTABLE_CHARACTER)
+      @Schema(examples = "4711", maxLength = 20) @NotBlank @CodePointLength(max = 20) String id,
+      @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
+          String claimToken,
+      @Schema(pattern = PRINTABLE_CHARACTER, maxLength = 100_000)
           @NotBlank
-          @Size(max = 100_000)
+          @CodePointLength(max = 100_000)
           @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
           @JsonDeserialize(using = StrictJson.ReasonText.class)
           String error,
@@ -185,11 +194,13 @@ public final class Requests {
 
   @Schema(name = "CompleteRequest")
   public record Complete(
-      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
+          String claimToken,
       @Schema(
               description = "The provider's reference for the send, e.g. a message id.",
-              examples = "msg_0193")
-          @Size(max = 500)
+              examples = "msg_0193",
+              maxLength = 500)
+          @CodePointLength(max = 500)
           String externalRef,
       @Schema(description = NEXT_DESCRIPTION) @Valid Next next) {}
 
@@ -206,8 +217,9 @@ public final class Requests {
   public record Next(
       @Schema(
               description = "A name for the claiming worker, shown to operators.",
-              examples = "mailer-1")
-          @Size(max = 200)
+              examples = "mailer-1",
+              maxLength = 200)
+          @CodePointLength(max = 200)
           String worker,
       @Schema(
               description =
@@ -230,15 +242,17 @@ public final class Requests {
 
   @Schema(name = "FailRequest")
   public record Fail(
-      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
+          String claimToken,
       @Schema(
               description =
                   "Why it failed; secrets are redacted, control characters (NUL included) other"
                       + " than newline and tab are dropped, and it is cut to 2,000 characters.",
               examples = "SMTP 451: try again later",
-              pattern = PRINTABLE_CHARACTER)
+              pattern = PRINTABLE_CHARACTER,
+              maxLength = 100_000)
           @NotBlank
-          @Size(max = 100_000)
+          @CodePointLength(max = 100_000)
           @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
           @JsonDeserialize(using = StrictJson.ReasonText.class)
           String error,
@@ -267,8 +281,10 @@ public final class Requests {
       name = "BulkRequest",
       description = "Which items an operator's retry or cancel of many means, and how many.")
   public record Bulk(
-      @Schema(description = "Only this queue; omit for every queue the key may use.")
-          @Size(max = 64)
+      @Schema(
+              description = "Only this queue; omit for every queue the key may use.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String queue,
       @Schema(
               description =
@@ -276,20 +292,25 @@ public final class Requests {
                       + " for a cancel.",
               enumeration = {"failed", "cancelled", "pending"})
           String state,
-      @Schema(description = "Only items whose last error contains this text, in any case.")
-          @Size(min = 1, max = 500)
+      @Schema(
+              description = "Only items whose last error contains this text, in any case.",
+              minLength = 1,
+              maxLength = 500)
+          @CodePointLength(min = 1, max = 500)
           String reason,
       @Schema(
               type = SchemaType.STRING,
               format = "date-time",
-              description = "Only items last changed at or after this RFC 3339 time.")
-          @Size(max = 64)
+              description = "Only items last changed at or after this RFC 3339 time.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String updatedAfter,
       @Schema(
               type = SchemaType.STRING,
               format = "date-time",
-              description = "Only items last changed before this RFC 3339 time.")
-          @Size(max = 64)
+              description = "Only items last changed before this RFC 3339 time.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String updatedBefore,
       @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
           @JsonDeserialize(using = StrictJson.NullRefused.class)
@@ -301,11 +322,14 @@ public final class Requests {
           Integer limit) {}
 
   @Schema(name = "IntentRequest")
-  public record Intent(@NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken) {}
+  public record Intent(
+      @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
+          String claimToken) {}
 
   @Schema(name = "ReleaseRequest")
   public record Release(
-      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
+          String claimToken,
       @Schema(description = "Due again after this long.", defaultValue = "0")
           @Min(0)
           @Max(86_400)
@@ -316,21 +340,24 @@ public final class Requests {
   public record Resolve(
       @Schema(
               description = "The provider's reference for the send, when known.",
-              examples = "msg_0193")
-          @Size(max = 500)
+              examples = "msg_0193",
+              maxLength = 500)
+          @CodePointLength(max = 500)
           String externalRef,
       @Schema(
               description = "Why, for the record: e.g. what the provider said.",
-              examples = "Provider confirms delivery of msg_0193.")
-          @Size(max = 2_000)
+              examples = "Provider confirms delivery of msg_0193.",
+              maxLength = 2_000)
+          @CodePointLength(max = 2_000)
           String note) {}
 
   @Schema(name = "ApproveRequest")
   public record Approve(
       @Schema(
               description = "Why, for the record, kept in the item's actions.",
-              examples = "Checked with the customer.")
-          @Size(max = 2_000)
+              examples = "Checked with the customer.",
+              maxLength = 2_000)
+          @CodePointLength(max = 2_000)
           String note) {}
 
   @Schema(name = "RejectRequest")
@@ -339,29 +366,34 @@ public final class Requests {
               description =
                   "Why not: kept as the item's lastError, where its proposer reads it, and in its"
                       + " actions.",
-              examples = "Wrong recipient: this customer unsubscribed.")
+              examples = "Wrong recipient: this customer unsubscribed.",
+              maxLength = 2_000)
           @NotBlank
-          @Size(max = 2_000)
+          @CodePointLength(max = 2_000)
           String reason) {}
 
   @Schema(
       name = "BulkApproveRequest",
       description = "Which held items an operator's approval of many means, and how many.")
   public record BulkApprove(
-      @Schema(description = "Only this queue; omit for every queue the key may use.")
-          @Size(max = 64)
+      @Schema(
+              description = "Only this queue; omit for every queue the key may use.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String queue,
       @Schema(
               type = SchemaType.STRING,
               format = "date-time",
-              description = "Only items held since at or after this RFC 3339 time.")
-          @Size(max = 64)
+              description = "Only items held since at or after this RFC 3339 time.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String updatedAfter,
       @Schema(
               type = SchemaType.STRING,
               format = "date-time",
-              description = "Only items held since before this RFC 3339 time.")
-          @Size(max = 64)
+              description = "Only items held since before this RFC 3339 time.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String updatedBefore,
       @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
           @JsonDeserialize(using = StrictJson.NullRefused.class)
@@ -377,20 +409,24 @@ public final class Requests {
       description =
           "Which held items an operator's rejection of many means, how many, and why not.")
   public record BulkReject(
-      @Schema(description = "Only this queue; omit for every queue the key may use.")
-          @Size(max = 64)
+      @Schema(
+              description = "Only this queue; omit for every queue the key may use.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String queue,
       @Schema(
               type = SchemaType.STRING,
               format = "date-time",
-              description = "Only items held since at or after this RFC 3339 time.")
-          @Size(max = 64)
+              description = "Only items held since at or after this RFC 3339 time.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String updatedAfter,
       @Schema(
               type = SchemaType.STRING,
               format = "date-time",
-              description = "Only items held since before this RFC 3339 time.")
-          @Size(max = 64)
+              description = "Only items held since before this RFC 3339 time.",
+              maxLength = 64)
+          @CodePointLength(max = 64)
           String updatedBefore,
       @Schema(description = "True: change nothing, answer what would be.", defaultValue = "false")
           @JsonDeserialize(using = StrictJson.NullRefused.class)
@@ -404,9 +440,10 @@ public final class Requests {
               description =
                   "Why not: kept as each item's lastError, where its proposer reads it, and in"
                       + " its actions.",
-              examples = "Campaign withdrawn.")
+              examples = "Campaign withdrawn.",
+              maxLength = 2_000)
           @NotBlank
-          @Size(max = 2_000)
+          @CodePointLength(max = 2_000)
           String reason) {}
 
   @Schema(
@@ -446,8 +483,9 @@ public final class Requests {
                       + " without the parts that are 0 (PT36H, PT1H30M, PT90S is PT1M30S; no"
                       + " days). No retry is scheduled past it, and a policy whose"
                       + " worst-case schedule does not fit is refused with 422.",
-              examples = "PT24H")
-          @Size(max = 40)
+              examples = "PT24H",
+              maxLength = 40)
+          @CodePointLength(max = 40)
           String providerKeyTtl,
       @Schema(description = "The first retry's delay in seconds; it doubles on each further one.")
           @Min(1)
@@ -467,7 +505,8 @@ public final class Requests {
 
   @Schema(name = "HeartbeatRequest")
   public record Heartbeat(
-      @NotBlank @Size(max = MAX_TOKEN_LENGTH) String claimToken,
+      @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
+          String claimToken,
       @Schema(description = "New lease from now; defaults to the claim's own lease length.")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)

@@ -12,9 +12,9 @@ import io.quarkiverse.mcp.server.TextContent;
 import io.quarkiverse.mcp.server.Tool;
 import io.quarkiverse.mcp.server.ToolResponse;
 import jakarta.validation.constraints.NotNull;
-import jakarta.validation.constraints.Size;
 import java.io.IOException;
 import java.util.List;
+import org.hibernate.validator.constraints.CodePointLength;
 
 /**
  * The agents' MCP tools: enqueue work once, and follow it. Each makes the call the REST API makes
@@ -36,7 +36,7 @@ public class AgentTools {
   public record QueueArgument(@NotNull String queue) {}
 
   public record StatusArguments(
-      String id, String queue, @Size(min = 1, max = 200) String dedupeKey) {}
+      String id, String queue, @CodePointLength(min = 1, max = 200) String dedupeKey) {}
 
   public record MineArguments(String state, Integer limit, String cursor) {}
 

@@ -194,6 +194,35 @@ class McpTest {
   }
 
   @Test
+  void a_dedupe_key_counts_characters_not_utf16_units_in_both_tools() throws Exception {
+    String queue = uniqueQueue("mcp");
+    String emoji = "\uD83D\uDE00"; // one character, two UTF-16 units
+    try (McpSyncClient agent = client(AGENT)) {
+      Map<String, Object> created =
+          item(call(agent, "enqueue_work", work(queue, emoji.repeat(200), 1)));
+      Map<String, Object> found =
+          structured(
+              call(
+                  agent,
+                  "get_work_status",
+                  Map.of("queue", queue, "dedupeKey", emoji.repeat(200))));
+
+      assertThat(created).containsEntry("dedupeKey", emoji.repeat(200));
+      assertThat(found).containsEntry("id", created.get("id"));
+      assertThat(refusal(call(agent, "enqueue_work", work(queue, emoji.repeat(201), 1))))
+          .isEqualTo("The request is invalid: dedupeKey size must be between 1 and 200.");
+      assertThat(
+              refusal(
+                  call(
+                      agent,
+                      "get_work_status",
+                      Map.of("queue", queue, "dedupeKey", emoji.repeat(201)))))
+          .isEqualTo("The request is invalid: dedupeKey size must be between 1 and 200.");
+      assertThat(rows(queue)).isEqualTo(1);
+    }
+  }
+
+  @Test
   void my_work_is_listed_newest_first_by_state_across_pages() {
     String queue = uniqueQueue("mcp");
     try (McpSyncClient agent = client(AGENT);
