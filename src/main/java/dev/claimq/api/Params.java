@@ -315,6 +315,9 @@ final class Params {
     if (value == null) {
       return "";
     }
-    return value.length() <= 80 ? value : value.substring(0, 80) + "…";
+    // 80 characters, never cut between the two UTF-16 units of one.
+    return value.codePointCount(0, value.length()) <= 80
+        ? value
+        : value.substring(0, value.offsetByCodePoints(0, 80)) + "…";
   }
 }

@@ -218,6 +218,15 @@ class McpTest {
                       "get_work_status",
                       Map.of("queue", queue, "dedupeKey", emoji.repeat(201)))))
           .isEqualTo("The request is invalid: dedupeKey size must be between 1 and 200.");
+      // Shortened to 80 characters in the answer, never cut between a character's two units.
+      assertThat(
+              refusal(
+                  call(
+                      agent,
+                      "get_work_status",
+                      Map.of("queue", queue, "dedupeKey", "a" + emoji.repeat(100)))))
+          .isEqualTo(
+              "Queue '" + queue + "' has no item with dedupe key 'a" + emoji.repeat(79) + "…'.");
       assertThat(rows(queue)).isEqualTo(1);
     }
   }
