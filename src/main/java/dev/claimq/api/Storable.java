@@ -16,19 +16,18 @@ public final class Storable {
 
   /** Why this text cannot be stored as sent; null when it can. */
   public static String whyNotText(String text, boolean nulAllowed) {
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
+    // The position counts characters (code points), as the limits do: an emoji before it is one.
+    int at = 0;
+    for (int i = 0; i < text.length(); at++) {
+      int c = text.codePointAt(i);
       if (c == 0 && !nulAllowed) {
-        return "contains U+0000 (NUL) at character " + i + ", which cannot be stored";
+        return "contains U+0000 (NUL) at character " + at + ", which cannot be stored";
       }
-      if (Character.isHighSurrogate(c)
-          && (i + 1 == text.length() || !Character.isLowSurrogate(text.charAt(i + 1)))) {
-        return loneSurrogate(c, i);
+      // codePointAt answers a surrogate itself only when it is not half of a pair.
+      if (c >= Character.MIN_SURROGATE && c <= Character.MAX_SURROGATE) {
+        return loneSurrogate((char) c, at);
       }
-      if (Character.isLowSurrogate(c)
-          && (i == 0 || !Character.isHighSurrogate(text.charAt(i - 1)))) {
-        return loneSurrogate(c, i);
-      }
+      i += Character.charCount(c);
     }
     return null;
   }
