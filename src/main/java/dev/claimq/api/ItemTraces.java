@@ -33,7 +33,10 @@ import java.util.regex.Pattern;
 class ItemTraces {
   static final String HEADER = "traceparent";
 
-  /** The one form stored (the item table's CHECK): version 00's four fields, lowercase hex. */
+  /**
+   * The one form stored (the item table's CHECK): version 00's four fields, lowercase hex. A later
+   * version is read in this layout, as W3C asks; the propagator refuses version ff.
+   */
   static final String FORMAT = "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$";
 
   private static final Pattern W3C = Pattern.compile(FORMAT);
@@ -75,9 +78,10 @@ class ItemTraces {
     if (!W3C.matcher(value).matches() || !parentOf(value).isValid()) {
       throw new BadRequestException(
           HEADER,
-          "traceparent must be a W3C traceparent of version 00's form, lowercase hex"
-              + " (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, neither id all zeros),"
-              + " such as 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01.");
+          "traceparent must be a W3C traceparent in version 00's layout, lowercase hex"
+              + " (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, neither id all zeros;"
+              + " a later version than 00, not ff, in the same layout), such as"
+              + " 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01.");
     }
     return value;
   }

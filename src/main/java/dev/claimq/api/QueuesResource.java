@@ -87,7 +87,7 @@ public class QueuesResource {
               + " OpenTelemetry instrumentation sends it) is stored with a new item exactly as"
               + " sent and shown to its workers, so that its claims, finishes and send continue"
               + " the agent's trace; a replay keeps the first enqueue's. A traceparent that is"
-              + " not one W3C traceparent of version 00's form is refused with 400.")
+              + " not one W3C traceparent in version 00's layout is refused with 400.")
   @RequestBody(
       content =
           @Content(

@@ -285,6 +285,16 @@ class TracesTest extends AsAdmin {
   }
 
   @Test
+  void a_later_version_laid_out_as_version_00_is_kept_as_sent_as_w3c_asks() {
+    String queue = uniqueQueue("later-version");
+    String later = "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    enqueueWith(later, queue, Map.of("dedupeKey", "k", "payload", 1))
+        .then()
+        .statusCode(201)
+        .body("traceparent", equalTo(later));
+  }
+
+  @Test
   void the_table_itself_refuses_a_traceparent_of_any_other_form() throws SQLException {
     try (Connection connection = dataSource.getConnection();
         Statement statement = connection.createStatement()) {
