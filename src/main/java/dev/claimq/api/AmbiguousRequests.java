@@ -83,7 +83,7 @@ public class AmbiguousRequests {
     }
   }
 
-  private static boolean hasBody(ContainerRequestContext request) {
+  static boolean hasBody(ContainerRequestContext request) {
     String length = request.getHeaderString("Content-Length");
     return request.getHeaderString("Transfer-Encoding") != null
         || length != null && !length.strip().equals("0");

@@ -4,9 +4,12 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.claimq.api.BodyEncoding;
 import dev.claimq.api.CheckedJsonReader;
+import dev.claimq.api.Problem;
 import dev.claimq.api.Storable;
 import dev.claimq.config.ClaimqConfig;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -25,7 +28,8 @@ import java.util.Set;
  * extension answers an empty batch, a bare number or array params with a 500, and arguments that
  * are not an object with an ERROR line. Here each is a JSON-RPC error (HTTP 400) that says what is
  * wrong, as the REST API says it in a problem: what reaches the extension is well formed UTF-8
- * JSON, each request with an id of its own.
+ * JSON, each request with an id of its own. A body declared in a way it is not read (a charset
+ * other than UTF-8) is a 415 problem, as on the API.
  */
 @ApplicationScoped
 public class McpEnvelope {
@@ -52,6 +56,13 @@ public class McpEnvelope {
   }
 
   private void check(RoutingContext context) {
+    // Read as the API reads a body: a charset other than UTF-8 would be misread (see BodyEncoding).
+    String unreadable =
+        BodyEncoding.whyUnreadable(context.request().getHeader(HttpHeaders.CONTENT_TYPE));
+    if (unreadable != null) {
+      refuseUnsupported(context, unreadable);
+      return;
+    }
     if (context.body().buffer() == null || context.body().buffer().length() == 0) {
       refuse(context, null, PARSE_ERROR, "The body is empty: send one JSON-RPC message.");
       return;
@@ -294,6 +305,23 @@ public class McpEnvelope {
         .setStatusCode(400)
         .putHeader("Content-Type", "application/json")
         .end(answer.toString());
+  }
+
+  /**
+   * A 415 as the API answers it, a problem: the body was not read as a JSON-RPC message at all, so
+   * there is no message to answer, as the transport's own refusals (McpTransportFailures) say.
+   */
+  private static void refuseUnsupported(RoutingContext context, String detail) {
+    ObjectNode problem = JsonNodeFactory.instance.objectNode();
+    problem.put("type", "about:blank");
+    problem.put("title", "Unsupported Media Type");
+    problem.put("status", 415);
+    problem.put("detail", detail);
+    context
+        .response()
+        .setStatusCode(415)
+        .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
+        .end(problem.toString());
   }
 
   /** The parser's complaint without its location dump, which quotes the body back. */

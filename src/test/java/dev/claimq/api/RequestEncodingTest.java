@@ -1,0 +1,209 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.AsAdmin;
+import dev.claimq.LogCapture;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.logging.Level;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How a request says its bytes are to be read (a charset, a content coding, an Accept header, the
+ * percent-encoding of its path and query): what the service would have to guess at or read
+ * otherwise than declared is refused with a problem naming it, and nothing is stored. Sent on a
+ * socket, byte for byte, since client libraries rewrite some of these headers.
+ */
+@QuarkusTest
+class RequestEncodingTest extends AsAdmin {
+  private static final String AUTH = "Authorization: Bearer " + AsAdmin.ADMIN;
+  private final ObjectMapper json = new ObjectMapper();
+
+  @TestHTTPResource("/")
+  URL base;
+
+  private LogCapture logs;
+
+  @BeforeEach
+  void captureLogs() {
+    logs = LogCapture.start(Level.INFO);
+  }
+
+  @AfterEach
+  void releaseLogs() {
+    logs.close();
+  }
+
+  @Test
+  void a_body_in_another_charset_than_utf8_is_a_415_naming_it_and_stores_nothing()
+      throws Exception {
+    String queue = uniqueQueue("charset");
+    // "é" as UTF-8 bytes, which in ISO-8859-1 are the two characters "Ã©": read as UTF-8, the
+    // item would hold a text the client did not send.
+    byte[] body =
+        concat(ascii("{\"dedupeKey\":\"k\",\"payload\":\""), bytes(0xC3, 0xA9), ascii("\"}"));
+    for (String charset :
+        List.of("ISO-8859-1", "iso-8859-1", "windows-1252", "UTF-16", "us-ascii", "\"latin1\"")) {
+      Raw response =
+          send(
+              "POST /v1/queues/" + queue + "/items",
+              List.of("Content-Type: application/json; charset=" + charset),
+              body);
+
+      JsonNode problem = assertProblem(response, 415);
+      assertThat(problem.path("detail").asText())
+          .as(charset)
+          .contains("'" + charset.replace("\"", "") + "'")
+          .contains("UTF-8");
+    }
+    assertNothingIn(queue);
+  }
+
+  @Test
+  void a_body_declared_utf8_in_any_spelling_is_read_as_sent() throws Exception {
+    String queue = uniqueQueue("charset-utf8");
+    byte[] body =
+        concat(ascii("{\"dedupeKey\":\"k\",\"payload\":\""), bytes(0xC3, 0xA9), ascii("\"}"));
+    for (String contentType :
+        List.of(
+            "application/json",
+            "application/json; charset=utf-8",
+            "application/json;charset=UTF-8",
+            "application/json; charset=\"utf-8\"")) {
+      Raw response =
+          send(
+              "POST /v1/queues/" + queue + "/items", List.of("Content-Type: " + contentType), body);
+
+      assertThat(response.status()).as(contentType + ": " + response.body()).isIn(200, 201);
+      assertThat(json.readTree(response.body()).path("payload").asText()).isEqualTo("é");
+    }
+    assertNoErrorLogged();
+  }
+
+  private void assertNothingIn(String queue) throws InterruptedException {
+    assertThat(given().queryParam("queue", queue).get("/v1/items").<Object>path("items"))
+        .as("nothing was enqueued")
+        .asList()
+        .isEmpty();
+    assertNoErrorLogged();
+  }
+
+  private JsonNode assertProblem(Raw response, int status) throws Exception {
+    assertThat(response.status()).as(response.body()).isEqualTo(status);
+    assertThat(response.header("content-type")).startsWith("application/problem+json");
+    JsonNode problem = json.readTree(response.body());
+    assertThat(problem.path("status").asInt()).isEqualTo(status);
+    assertThat(problem.path("detail").asText())
+        .isNotBlank()
+        .doesNotContain("Exception")
+        .doesNotContain("java.");
+    assertNoErrorLogged();
+    return problem;
+  }
+
+  private void assertNoErrorLogged() throws InterruptedException {
+    Thread.sleep(100);
+    assertThat(logs.errors()).as("ERROR records").isEmpty();
+  }
+
+  private Raw send(String requestLine, List<String> headers, byte[] body) throws IOException {
+    return send(ascii(requestLine), headers, body);
+  }
+
+  /** One request on its own connection: the request line's method and target, as bytes. */
+  private Raw send(byte[] methodAndTarget, List<String> headers, byte[] body) throws IOException {
+    ByteArrayOutputStream request = new ByteArrayOutputStream();
+    request.write(methodAndTarget);
+    StringBuilder head = new StringBuilder(" HTTP/1.1\r\nHost: localhost\r\n");
+    head.append(AUTH).append("\r\n");
+    for (String header : headers) {
+      head.append(header).append("\r\n");
+    }
+    head.append("Content-Length: ").append(body == null ? 0 : body.length).append("\r\n");
+    head.append("Connection: close\r\n\r\n");
+    request.write(ascii(head.toString()));
+    if (body != null) {
+      request.write(body);
+    }
+    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(10_000);
+      OutputStream out = socket.getOutputStream();
+      out.write(request.toByteArray());
+      out.flush();
+      return read(socket.getInputStream());
+    }
+  }
+
+  private static Raw read(InputStream in) throws IOException {
+    String statusLine = line(in);
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (String header = line(in); !header.isEmpty(); header = line(in)) {
+      int colon = header.indexOf(':');
+      headers.put(
+          header.substring(0, colon).strip().toLowerCase(Locale.ROOT),
+          header.substring(colon + 1).strip());
+    }
+    byte[] body =
+        headers.containsKey("content-length")
+            ? in.readNBytes(Integer.parseInt(headers.get("content-length")))
+            : in.readAllBytes();
+    return new Raw(
+        Integer.parseInt(statusLine.substring(9, 12)),
+        headers,
+        new String(body, StandardCharsets.UTF_8));
+  }
+
+  private static String line(InputStream in) throws IOException {
+    StringBuilder line = new StringBuilder();
+    for (int b = in.read(); b != '\n' && b >= 0; b = in.read()) {
+      if (b != '\r') {
+        line.append((char) b);
+      }
+    }
+    return line.toString();
+  }
+
+  private static byte[] ascii(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static byte[] bytes(int... values) {
+    byte[] bytes = new byte[values.length];
+    for (int i = 0; i < values.length; i++) {
+      bytes[i] = (byte) values[i];
+    }
+    return bytes;
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    for (byte[] part : parts) {
+      all.writeBytes(part);
+    }
+    return all.toByteArray();
+  }
+
+  private record Raw(int status, Map<String, String> headers, String body) {
+    String header(String name) {
+      return headers.getOrDefault(name, "");
+    }
+  }
+}
