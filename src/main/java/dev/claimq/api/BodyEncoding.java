@@ -13,23 +13,57 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /**
- * Refuses a body that would be read otherwise than it was declared: one whose Content-Type names a
- * charset other than UTF-8. Every body is read as UTF-8 (see CheckedJsonReader), so ISO-8859-1
- * text, say, would be stored as other characters than the client sent: a 415 that names the charset
- * instead. US-ASCII too: ASCII text is UTF-8 already, and declaring it as UTF-8 (or not at all)
- * costs the client nothing, while reading it as declared would mean refusing every other byte.
- * Checked before the body is read; a request without a body has nothing to misread.
+ * Refuses a body that would be read otherwise than it was declared, before it is read (a request
+ * without a body has nothing to misread), with a 415 that names the declaration:
+ *
+ * <ul>
+ *   <li>a Content-Type naming a charset other than UTF-8. Every body is read as UTF-8 (see
+ *       CheckedJsonReader), so ISO-8859-1 text, say, would be stored as other characters than the
+ *       client sent. US-ASCII too: ASCII text is UTF-8 already, and declaring it as UTF-8 (or not
+ *       at all) costs the client nothing, while reading it as declared would mean refusing every
+ *       other byte.
+ *   <li>a Content-Encoding other than identity. Nothing here undoes a content coding (Quarkus's
+ *       request decompression stays off, application.properties), so a gzip body was refused as
+ *       "not UTF-8", which sent the client looking in the wrong place. The answer carries
+ *       Accept-Encoding: identity, as RFC 9110 (15.5.16) suggests.
+ * </ul>
  */
 public class BodyEncoding {
+  /** The content codings a body may be sent with, as a 415 for another one says. */
+  public static final String ACCEPTED_CODINGS = "identity";
 
   @ServerRequestFilter
   public void refuse(ContainerRequestContext request) {
     if (AmbiguousRequests.hasBody(request)) {
-      String why = whyUnreadable(request.getHeaderString("Content-Type"));
-      if (why != null) {
-        throw new UnreadableBodyException(why);
+      String coded = whyCoded(request.getHeaderString("Content-Encoding"));
+      if (coded != null) {
+        throw new UnreadableBodyException(coded, true);
+      }
+      String unreadable = whyUnreadable(request.getHeaderString("Content-Type"));
+      if (unreadable != null) {
+        throw new UnreadableBodyException(unreadable, false);
       }
     }
+  }
+
+  /**
+   * Null when a body sent with this Content-Encoding (all its values, joined with commas; null for
+   * none) is read as it was sent; else the detail it is refused with (415). Empty list elements say
+   * nothing and are ignored, as RFC 9110 (5.6.1) asks.
+   */
+  public static String whyCoded(String contentEncoding) {
+    if (contentEncoding == null) {
+      return null;
+    }
+    for (String coding : contentEncoding.split(",")) {
+      if (!coding.isBlank() && !coding.strip().equalsIgnoreCase("identity")) {
+        return "The body is sent with Content-Encoding '"
+            + LogText.oneLine(Params.shorten(contentEncoding.strip()))
+            + "': this API takes no content coding. Send the body as it is, without"
+            + " Content-Encoding (or with identity).";
+      }
+    }
+    return null;
   }
 
   /**
@@ -101,14 +135,22 @@ public class BodyEncoding {
 
   @ServerExceptionMapper
   public RestResponse<Problem> unreadable(UnreadableBodyException e) {
-    return ProblemMappers.problem(
-        415, "about:blank", "Unsupported Media Type", e.getMessage(), null);
+    RestResponse<Problem> problem =
+        ProblemMappers.problem(415, "about:blank", "Unsupported Media Type", e.getMessage(), null);
+    return e.coded
+        ? RestResponse.ResponseBuilder.fromResponse(problem)
+            .header("Accept-Encoding", ACCEPTED_CODINGS)
+            .build()
+        : problem;
   }
 
-  /** A body declared in a way it is not read (415). */
+  /** A body declared in a way it is not read (415); coded when the declaration is a coding. */
   static final class UnreadableBodyException extends RuntimeException {
-    UnreadableBodyException(String detail) {
+    final boolean coded;
+
+    UnreadableBodyException(String detail, boolean coded) {
       super(detail, null, false, false);
+      this.coded = coded;
     }
   }
 }

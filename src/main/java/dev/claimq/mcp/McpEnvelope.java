@@ -29,7 +29,7 @@ import java.util.Set;
  * are not an object with an ERROR line. Here each is a JSON-RPC error (HTTP 400) that says what is
  * wrong, as the REST API says it in a problem: what reaches the extension is well formed UTF-8
  * JSON, each request with an id of its own. A body declared in a way it is not read (a charset
- * other than UTF-8) is a 415 problem, as on the API.
+ * other than UTF-8, a content coding) is a 415 problem, as on the API.
  */
 @ApplicationScoped
 public class McpEnvelope {
@@ -56,7 +56,15 @@ public class McpEnvelope {
   }
 
   private void check(RoutingContext context) {
-    // Read as the API reads a body: a charset other than UTF-8 would be misread (see BodyEncoding).
+    // Read as the API reads a body: compressed, or in a charset other than UTF-8, it would be
+    // misread (see BodyEncoding).
+    List<String> codings = context.request().headers().getAll(HttpHeaders.CONTENT_ENCODING);
+    String coded = codings.isEmpty() ? null : BodyEncoding.whyCoded(String.join(", ", codings));
+    if (coded != null) {
+      context.response().putHeader(HttpHeaders.ACCEPT_ENCODING, BodyEncoding.ACCEPTED_CODINGS);
+      refuseUnsupported(context, coded);
+      return;
+    }
     String unreadable =
         BodyEncoding.whyUnreadable(context.request().getHeader(HttpHeaders.CONTENT_TYPE));
     if (unreadable != null) {

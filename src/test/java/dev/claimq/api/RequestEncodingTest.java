@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.logging.Level;
+import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -95,6 +96,46 @@ class RequestEncodingTest extends AsAdmin {
       assertThat(response.status()).as(contentType + ": " + response.body()).isIn(200, 201);
       assertThat(json.readTree(response.body()).path("payload").asText()).isEqualTo("é");
     }
+    assertNoErrorLogged();
+  }
+
+  @Test
+  void a_body_with_a_content_coding_is_a_415_naming_it_and_stores_nothing() throws Exception {
+    String queue = uniqueQueue("coding");
+    byte[] plain = ascii("{\"dedupeKey\":\"k\",\"payload\":1}");
+    Map<String, byte[]> codings = new LinkedHashMap<>();
+    codings.put("gzip", gzip(plain));
+    codings.put("GZIP", gzip(plain));
+    codings.put("deflate", plain);
+    codings.put("br", plain);
+    codings.put("identity, gzip", gzip(plain));
+    for (Map.Entry<String, byte[]> coding : codings.entrySet()) {
+      Raw response =
+          send(
+              "POST /v1/queues/" + queue + "/items",
+              List.of("Content-Type: application/json", "Content-Encoding: " + coding.getKey()),
+              coding.getValue());
+
+      JsonNode problem = assertProblem(response, 415);
+      assertThat(problem.path("detail").asText())
+          .as(coding.getKey())
+          .contains("'" + coding.getKey() + "'")
+          .contains("identity");
+      assertThat(response.header("accept-encoding")).as(coding.getKey()).isEqualTo("identity");
+    }
+    assertNothingIn(queue);
+  }
+
+  @Test
+  void a_body_whose_content_coding_is_identity_is_read_as_sent() throws Exception {
+    String queue = uniqueQueue("identity");
+    Raw response =
+        send(
+            "POST /v1/queues/" + queue + "/items",
+            List.of("Content-Type: application/json", "Content-Encoding: identity"),
+            ascii("{\"dedupeKey\":\"k\",\"payload\":1}"));
+
+    assertThat(response.status()).as(response.body()).isEqualTo(201);
     assertNoErrorLogged();
   }
 
@@ -199,6 +240,14 @@ class RequestEncodingTest extends AsAdmin {
       all.writeBytes(part);
     }
     return all.toByteArray();
+  }
+
+  private static byte[] gzip(byte[] plain) throws IOException {
+    ByteArrayOutputStream zipped = new ByteArrayOutputStream();
+    try (GZIPOutputStream out = new GZIPOutputStream(zipped)) {
+      out.write(plain);
+    }
+    return zipped.toByteArray();
   }
 
   private record Raw(int status, Map<String, String> headers, String body) {

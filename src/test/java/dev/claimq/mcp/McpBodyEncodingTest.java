@@ -10,6 +10,7 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,12 +18,14 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.logging.Level;
+import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The MCP door reads a body as the API does: as UTF-8 JSON. A body declared in another charset is a
- * 415 problem that names it, before any tool runs.
+ * The MCP door reads a body as the API does: UTF-8 JSON, with no content coding. A body declared in
+ * another charset, or compressed, is a 415 problem that names what was declared, before any tool
+ * runs.
  */
 @QuarkusTest
 class McpBodyEncodingTest {
@@ -77,8 +80,21 @@ class McpBodyEncodingTest {
   }
 
   @Test
-  void a_body_declared_utf8_runs_its_tool() throws Exception {
-    HttpResponse<String> answer = post(enqueue("é"), "application/json; charset=UTF-8", null);
+  void a_compressed_body_is_a_415_and_runs_no_tool() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> answer = post(gzip(enqueue("A")), "application/json", "gzip");
+
+      JsonNode problem = problem(answer, 415);
+      assertThat(problem.path("detail").asText()).contains("'gzip'").contains("identity");
+      assertThat(answer.headers().firstValue("Accept-Encoding")).hasValue("identity");
+      assertThat(McpClients.rows(database, queue)).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void a_body_declared_utf8_or_identity_runs_its_tool() throws Exception {
+    HttpResponse<String> answer = post(enqueue("é"), "application/json; charset=UTF-8", "identity");
 
     assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
     assertThat(McpClients.rows(database, queue)).isEqualTo(1);
@@ -123,5 +139,13 @@ class McpBodyEncodingTest {
 
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] gzip(byte[] plain) throws Exception {
+    ByteArrayOutputStream zipped = new ByteArrayOutputStream();
+    try (GZIPOutputStream out = new GZIPOutputStream(zipped)) {
+      out.write(plain);
+    }
+    return zipped.toByteArray();
   }
 }
