@@ -94,27 +94,29 @@ public class BodyEncoding {
    * The parameters of a media type, each "name=value" as sent: what follows each ';' that is not
    * inside a quoted string (RFC 9110, 5.6.6).
    */
-  private static List<String> parameters(String mediaType) {
-    List<String> parameters = new ArrayList<>();
+  static List<String> parameters(String mediaType) {
+    List<String> parts = split(mediaType, ';');
+    return parts.subList(1, parts.size());
+  }
+
+  /** A header value's parts between the separators that are not inside a quoted string. */
+  static List<String> split(String value, char separator) {
+    List<String> parts = new ArrayList<>();
     boolean quoted = false;
-    int start = -1;
-    for (int i = 0; i < mediaType.length(); i++) {
-      char c = mediaType.charAt(i);
+    int start = 0;
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
       if (quoted && c == '\\') {
         i++;
       } else if (c == '"') {
         quoted = !quoted;
-      } else if (c == ';' && !quoted) {
-        if (start >= 0) {
-          parameters.add(mediaType.substring(start, i));
-        }
+      } else if (c == separator && !quoted) {
+        parts.add(value.substring(start, i));
         start = i + 1;
       }
     }
-    if (start >= 0) {
-      parameters.add(mediaType.substring(start));
-    }
-    return parameters;
+    parts.add(value.substring(start));
+    return parts;
   }
 
   private static String unquoted(String value) {

@@ -230,11 +230,21 @@ public class ProblemMappers {
         switch (status) {
           case 404 -> "There is no such resource; see /q/swagger-ui for the API.";
           case 405 -> "This resource does not accept that method; see /q/swagger-ui for the API.";
-          case 406 -> "This resource answers application/json only.";
+          case 406 -> notAcceptable(headers);
           case 415 -> unsupported(headers);
           default -> reason + ".";
         };
     return problem(status, "about:blank", reason, detail, null);
+  }
+
+  /** A 406's detail, naming the Accept header that was sent. */
+  private static String notAcceptable(HttpHeaders headers) {
+    String sent = headers == null ? null : headers.getHeaderString(HttpHeaders.ACCEPT);
+    return sent == null
+        ? "This resource answers application/json only."
+        : "This resource answers application/json only, and the Accept header '"
+            + LogText.oneLine(Params.shorten(sent))
+            + "' does not take it: accept application/json (or */*), or send no Accept header.";
   }
 
   /** A 415's detail, naming the Content-Type that was sent, if one was. */

@@ -139,6 +139,62 @@ class RequestEncodingTest extends AsAdmin {
     assertNoErrorLogged();
   }
 
+  @Test
+  void an_accept_header_that_excludes_json_is_a_406_and_changes_nothing() throws Exception {
+    String queue = uniqueQueue("accept");
+    for (String accept :
+        List.of(
+            "application/json;q=0",
+            "application/json; q=0.0",
+            "APPLICATION/JSON;Q=0",
+            "application/json;q=0, */*",
+            "application/json;q=0, application/*",
+            "*/*;q=0",
+            "application/*;q=0",
+            "text/html, application/json;q=0",
+            "application/problem+json")) {
+      Raw read = send("GET /v1/queues/" + queue + "/policy", List.of("Accept: " + accept), null);
+      assertProblem(read, 406);
+
+      Raw write =
+          send(
+              "POST /v1/queues/" + queue + "/items",
+              List.of("Content-Type: application/json", "Accept: " + accept),
+              ascii("{\"dedupeKey\":\"k\",\"payload\":1}"));
+      JsonNode problem = assertProblem(write, 406);
+      assertThat(problem.path("detail").asText())
+          .as(accept)
+          .startsWith("This resource answers application/json")
+          .contains("'" + accept + "'");
+    }
+    assertNothingIn(queue);
+  }
+
+  @Test
+  void an_accept_header_that_takes_json_gets_json() throws Exception {
+    String queue = uniqueQueue("accept-ok");
+    for (String accept :
+        List.of(
+            "",
+            "*/*",
+            "application/json",
+            "application/*",
+            "application/json;q=0.001",
+            "*/*;q=0, application/json",
+            "application/json, application/problem+json",
+            "text/html;q=0, application/json;q=0.5")) {
+      Raw response =
+          send(
+              "GET /v1/queues/" + queue + "/policy",
+              accept.isEmpty() ? List.of() : List.of("Accept: " + accept),
+              null);
+
+      assertThat(response.status()).as(accept + ": " + response.body()).isEqualTo(200);
+      assertThat(response.header("content-type")).as(accept).startsWith("application/json");
+    }
+    assertNoErrorLogged();
+  }
+
   private void assertNothingIn(String queue) throws InterruptedException {
     assertThat(given().queryParam("queue", queue).get("/v1/items").<Object>path("items"))
         .as("nothing was enqueued")

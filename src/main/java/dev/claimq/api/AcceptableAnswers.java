@@ -1,0 +1,132 @@
+package dev.claimq.api;
+
+import jakarta.ws.rs.NotAcceptableException;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ResourceInfo;
+import jakarta.ws.rs.core.MediaType;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+import org.jboss.resteasy.reactive.server.ServerRequestFilter;
+
+/**
+ * Refuses a request whose Accept header excludes every type its endpoint answers with, by a weight
+ * of 0: "application/json;q=0" says "anything but JSON", and RESTEasy, which answers a 406 when no
+ * listed type matches, takes a listed type at any weight. The weight of a type is that of the most
+ * specific range that matches it (RFC 9110, 12.5.1): a wildcard beside application/json;q=0 does
+ * not take JSON back, and application/json beside a wildcard of weight 0 does take it. Parameters
+ * of a range other than q are not compared: application/json has none (RFC 8259), and RESTEasy does
+ * not compare them either.
+ *
+ * <p>The 406 itself is sent as problem+json, whatever the Accept header says of that: RFC 9110
+ * allows an answer the client did not ask for, and a problem it can read is the usual practice. The
+ * check runs before the resource does, so a write refused this way changes nothing.
+ */
+public class AcceptableAnswers {
+  /** A weight as RFC 9110 (12.4.2) spells it: 0 to 1, up to three decimals. */
+  private static final Pattern WEIGHT = Pattern.compile("0(\\.[0-9]{0,3})?|1(\\.0{0,3})?");
+
+  private final Map<Method, List<MediaType>> produced = new ConcurrentHashMap<>();
+
+  @ServerRequestFilter
+  public void refuse(ContainerRequestContext request, ResourceInfo resource) {
+    String accept = request.getHeaderString("Accept");
+    // Without a weight, every listed range has weight 1, and RESTEasy has matched one already.
+    if (accept == null || (accept.indexOf("q=") < 0 && accept.indexOf("Q=") < 0)) {
+      return;
+    }
+    Method method = resource == null ? null : resource.getResourceMethod();
+    if (method == null) {
+      return;
+    }
+    List<MediaType> types = produced.computeIfAbsent(method, AcceptableAnswers::produces);
+    List<Range> ranges = ranges(accept);
+    if (types.isEmpty() || ranges == null) {
+      return; // any type, or a header RESTEasy has judged already
+    }
+    for (MediaType type : types) {
+      if (weight(type, ranges) > 0) {
+        return;
+      }
+    }
+    throw new NotAcceptableException();
+  }
+
+  private static List<MediaType> produces(Method method) {
+    Produces produces = method.getAnnotation(Produces.class);
+    if (produces == null) {
+      produces = method.getDeclaringClass().getAnnotation(Produces.class);
+    }
+    List<MediaType> types = new ArrayList<>();
+    if (produces != null) {
+      for (String value : produces.value()) {
+        for (String type : value.split(",")) {
+          types.add(MediaType.valueOf(type.strip()));
+        }
+      }
+    }
+    return types;
+  }
+
+  /** The weight the Accept header gives this type: that of the most specific range matching it. */
+  static double weight(MediaType type, List<Range> ranges) {
+    int specificity = -1;
+    double weight = 0;
+    for (Range range : ranges) {
+      boolean anyType = range.type.equals("*");
+      boolean anySubtype = range.subtype.equals("*");
+      if ((anyType || range.type.equalsIgnoreCase(type.getType()))
+          && (anySubtype || range.subtype.equalsIgnoreCase(type.getSubtype()))
+          && !(anyType && !anySubtype)) {
+        int rank = (anyType ? 0 : 1) + (anySubtype ? 0 : 1);
+        if (rank > specificity) {
+          specificity = rank;
+          weight = range.weight;
+        } else if (rank == specificity) {
+          weight = Math.max(weight, range.weight); // the same range twice: the kinder reading
+        }
+      }
+    }
+    return weight;
+  }
+
+  /** The ranges of an Accept header, or null when it is not one this reads. */
+  static List<Range> ranges(String accept) {
+    List<Range> ranges = new ArrayList<>();
+    for (String element : BodyEncoding.split(accept, ',')) {
+      if (element.isBlank()) {
+        continue; // an empty list element says nothing (RFC 9110, 5.6.1)
+      }
+      int semicolon = element.indexOf(';');
+      String mediaRange = (semicolon < 0 ? element : element.substring(0, semicolon)).strip();
+      int slash = mediaRange.indexOf('/');
+      if (slash <= 0 || slash == mediaRange.length() - 1) {
+        return null;
+      }
+      double weight = 1;
+      for (String parameter : BodyEncoding.parameters(element)) {
+        int equals = parameter.indexOf('=');
+        if (equals > 0 && parameter.substring(0, equals).strip().equalsIgnoreCase("q")) {
+          String value = parameter.substring(equals + 1).strip();
+          if (!WEIGHT.matcher(value).matches()) {
+            return null;
+          }
+          weight = Double.parseDouble(value);
+        }
+      }
+      ranges.add(
+          new Range(
+              mediaRange.substring(0, slash).strip().toLowerCase(Locale.ROOT),
+              mediaRange.substring(slash + 1).strip().toLowerCase(Locale.ROOT),
+              weight));
+    }
+    return ranges;
+  }
+
+  record Range(String type, String subtype, double weight) {}
+}
