@@ -38,7 +38,11 @@ public class HttpFraming {
   // meet are enforced here, on the parsed request, before any other route. Past the decoder's
   // limits, and for a head it cannot parse at all (a broken request line, header syntax or
   // Content-Length), Vert.x still answers a bare 400, 414 or 431 and closes the connection: the
-  // right status, logged at no level, but without a body.
+  // right status, logged at no level, but without a body. So does Quarkus for a request target
+  // that is no URI (a broken percent escape such as %zz, or a '%' at the end): it parses every
+  // target before any route runs, and its only switch, the vertx.disableURIValidation system
+  // property, turns the check off altogether, which Quarkus warns against outside benchmarks.
+  // Targets that parse but are not UTF-8 are refused with a problem, by RequestTargets.
 
   /** The longest request line (method, target and version) served: Vert.x's own default. */
   static final int REQUEST_LINE_BYTES = 4096;
