@@ -44,8 +44,12 @@ public class HttpFraming {
   // property, turns the check off altogether, which Quarkus warns against outside benchmarks.
   // Targets that parse but are not UTF-8 are refused with a problem, by RequestTargets.
 
-  /** The longest request line (method, target and version) served: Vert.x's own default. */
-  static final int REQUEST_LINE_BYTES = 4096;
+  /**
+   * The longest request line (method, target and version) served. Twice Vert.x's default, so that
+   * the longest query the API documents fits in any script: a 500-character reason or q filter of
+   * four-byte characters is 6,000 bytes percent-encoded.
+   */
+  static final int REQUEST_LINE_BYTES = 8192;
 
   /** The most header bytes (names, values and separators) served: Quarkus' own default. */
   static final int HEADER_BYTES = 20 * 1024;

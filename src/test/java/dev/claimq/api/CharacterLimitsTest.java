@@ -125,10 +125,16 @@ class CharacterLimitsTest extends AsAdmin {
         .then()
         .statusCode(200)
         .body("items", equalTo(List.of()));
-    // A request line is at most 4 KiB, where 500 percent-encoded emoji would take 6,000 bytes.
+    // 500 percent-encoded emoji take 6,000 bytes of the request line.
     given()
         .urlEncodingEnabled(false)
-        .get("/v1/items?queue=" + queue + "&reason=" + encoded("r".repeat(200) + characters(300)))
+        .get("/v1/items?queue=" + queue + "&reason=" + encoded(characters(500)))
+        .then()
+        .statusCode(200)
+        .body("items", equalTo(List.of()));
+    given()
+        .urlEncodingEnabled(false)
+        .get("/v1/items:search?q=" + encoded("x" + characters(499)))
         .then()
         .statusCode(200)
         .body("items", equalTo(List.of()));
@@ -142,11 +148,7 @@ class CharacterLimitsTest extends AsAdmin {
     refused(
         given()
             .urlEncodingEnabled(false)
-            .get(
-                "/v1/items?queue="
-                    + queue
-                    + "&reason="
-                    + encoded("r".repeat(201) + characters(300))),
+            .get("/v1/items?queue=" + queue + "&reason=" + encoded(characters(501))),
         "reason",
         "reason must be 1 to 500 characters; got 501.");
   }

@@ -122,7 +122,7 @@ class RawHttpTest extends AsAdmin {
     Raw response =
         send(
             "GET /v1/queues/"
-                + "q".repeat(5000)
+                + "q".repeat(9000)
                 + "/stats HTTP/1.1\r\n"
                 + "Host: localhost\r\n"
                 + AUTH
