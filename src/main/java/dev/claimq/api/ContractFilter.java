@@ -13,9 +13,10 @@ import org.eclipse.microprofile.openapi.models.responses.APIResponses;
 
 /**
  * Finishes the OpenAPI document at build time. Every /v1 operation can answer 401, 403, 406, 500
- * and 503 the same way, so they are added here once rather than on each operation. Responses are
- * then listed success first: client generators take the Accept header from the first one, and a
- * client that asked only for problem+json would be refused with a 406.
+ * and 503 the same way, and every one that takes a body 415, so they are added here once rather
+ * than on each operation. Responses are then listed success first: client generators take the
+ * Accept header from the first one, and a client that asked only for problem+json would be refused
+ * with a 406.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.BUILD)
 public class ContractFilter implements OASFilter {
@@ -39,6 +40,10 @@ public class ContractFilter implements OASFilter {
         SHARED.forEach(
             (status, name) ->
                 responses.addAPIResponse(status, OASFactory.createAPIResponse().ref(name)));
+        if (operation.getRequestBody() != null) {
+          responses.addAPIResponse(
+              "415", OASFactory.createAPIResponse().ref("UnsupportedMediaType"));
+        }
         // The extension gives a referenced success response a description of its own ("OK"),
         // which would hide the shared response's: a reference says it all.
         responses.getAPIResponses().values().stream()

@@ -91,6 +91,18 @@ class ResponsesMatchTheDocumentTest extends AsAdmin {
         as().accept("text/plain").body(enqueue("a2")).post(items));
     check(
         "post",
+        "/v1/queues/{queue}/items",
+        as().contentType("application/json; charset=ISO-8859-1").body("{}").post(items));
+    check(
+        "post",
+        "/v1/queues/{queue}/items",
+        as().header("Content-Encoding", "gzip").body(enqueue("a3")).post(items));
+    check(
+        "post",
+        "/v1/queues/{queue}/claim",
+        as().contentType("text/plain").body("{}").post("/v1/queues/" + queue + "/claim"));
+    check(
+        "post",
         "/v1/queues/{queue}/items:batch",
         as().body(Map.of("items", List.of(enqueue("b"), enqueue("c"), enqueue("d"))))
             .post(items + ":batch"));
