@@ -655,7 +655,11 @@ ORDER BY id DESC;
 -- it is locked, so a finished item is never overwritten. Several instances may run this at once.
 -- An expired item goes back to pending while attempts remain, except:
 -- - held: its attempt declared a send intent, so it may have sent, and the queue's policy says
---   hold: it is failed for a human, never sent again by itself;
+--   hold: it is failed for a human, never sent again by itself. The attempts are read locked
+--   (open_attempt), which reads them as they are now: an intent that committed after this
+--   statement's snapshot, before the item was locked here, is seen. A plain read misses it and
+--   sends again an item whose worker was told to send. A CTE, because a locking read inside
+--   the EXISTS below still answers the snapshot's version;
 -- - a crash loop: this lease and the crashLoopAfter - 1 attempts before it all expired, which is
 --   what a payload that kills its worker looks like: failed at once, attempts left or not;
 -- - past the provider's idempotency horizon (see fail): a retry now could be a second send.
@@ -666,12 +670,16 @@ WITH expired AS MATERIALIZED (
   LIMIT :batchSize
   FOR UPDATE SKIP LOCKED
 ),
+open_attempt AS MATERIALIZED (
+  SELECT a.item_id, a.intent_at FROM expired e JOIN attempt a ON a.item_id = e.id
+  WHERE a.finished_at IS NULL
+  FOR SHARE OF a
+),
 judged AS (
   SELECT e.id, k.crash_loop_after,
          coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold'
-           AND EXISTS (SELECT FROM attempt a
-                       WHERE a.item_id = e.id AND a.finished_at IS NULL
-                         AND a.intent_at IS NOT NULL) AS held,
+           AND EXISTS (SELECT FROM open_attempt o
+                       WHERE o.item_id = e.id AND o.intent_at IS NOT NULL) AS held,
          (SELECT count(*) FILTER (WHERE last.outcome = 'lease_expired') = k.crash_loop_after - 1
                  AND count(*) = k.crash_loop_after - 1
           FROM (SELECT a.outcome FROM attempt a
@@ -717,7 +725,8 @@ SELECT queue, count(*) AS released FROM released GROUP BY queue;
 -- A worker's word, just before it calls the provider, that this attempt is about to send. Fenced
 -- like complete (only the current claim, only while sending) and repeat-safe (the first intent's
 -- time stays). The item is read FOR SHARE first, so the reaper (FOR UPDATE SKIP LOCKED) cannot
--- release the claim between the check and the write and decide without seeing the intent.
+-- release the claim between the check and the write and decide without seeing the intent; and the
+-- reaper reads the attempt locked, so it sees an intent that committed while its statement ran.
 WITH current AS (
   SELECT id FROM item WHERE id = :id AND claim_token = :token AND state = 'sending' FOR SHARE
 ),

@@ -3,10 +3,14 @@ package dev.claimq.maintenance;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.json;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.Race;
+import dev.claimq.queue.Outcome;
+import dev.claimq.queue.WorkService;
 import dev.claimq.store.Attempt;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemRepository;
@@ -15,11 +19,14 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
+import io.restassured.response.Response;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -46,6 +53,7 @@ class LeaseReaperRaceTest extends AsAdmin {
   }
 
   @Inject ItemRepository items;
+  @Inject WorkService work;
   @Inject EntityManager entityManager;
 
   @Test
@@ -160,6 +168,131 @@ class LeaseReaperRaceTest extends AsAdmin {
                             .setParameter("queue", queue)
                             .getSingleResult());
     assertThat(closed.intValue()).isEqualTo(count);
+  }
+
+  @Test
+  void an_intent_racing_the_reaper_under_hold_is_refused_or_seen_and_held_for_a_human()
+      throws Exception {
+    // An intent the reaper's statement cannot see yet (committed after the statement began, before
+    // it locked the item) must still hold the item: its 200 told the worker to send, and under
+    // hold an item that may have sent is never sent again by itself.
+    int rounds = 3;
+    int expired = 300;
+    int raced = 30;
+    int intentThreads = 3;
+    int accepted = 0;
+    List<String> resent = new ArrayList<>();
+    for (int round = 0; round < rounds; round++) {
+      String queue = uniqueQueue("intentreap");
+      json()
+          .body(Map.of("onUnknownOutcome", "hold"))
+          .put("/v1/queues/{queue}/policy", queue)
+          .then()
+          .statusCode(200);
+      // The reaper locks the expired claims in lease order: the raced ones, last, meet their
+      // intents while it is still locking the ones before them.
+      List<Long> ids = new ArrayList<>();
+      Map<Long, String> tokens = claimInBatches(queue, expired, ids);
+      expireLeasesInIdOrder(queue);
+      List<Long> last = ids.subList(expired - raced, expired);
+      List<Object> answers =
+          Race.of(
+              intentThreads + 1,
+              thread -> {
+                if (thread == 0) {
+                  return released(items.reapExpiredLeases(1000));
+                }
+                Map<Long, Outcome> intents = new HashMap<>();
+                for (int i = raced - thread; i >= 0; i -= intentThreads) {
+                  long id = last.get(i);
+                  intents.put(id, work.intent(id, tokens.get(id)).outcome());
+                }
+                return intents;
+              });
+      Map<Long, Outcome> intents = new HashMap<>();
+      for (Object answer : answers.subList(1, answers.size())) {
+        @SuppressWarnings("unchecked")
+        Map<Long, Outcome> some = (Map<Long, Outcome>) answer;
+        intents.putAll(some);
+      }
+      // What it stepped past, locked by an intent in flight, the next run releases.
+      assertThat((Integer) answers.get(0) + released(items.reapExpiredLeases(1000)))
+          .isEqualTo(expired);
+
+      for (long id : last) {
+        Item item = QuarkusTransaction.requiringNew().call(() -> items.findById(id));
+        List<Attempt> attempts = QuarkusTransaction.requiringNew().call(() -> items.attempts(id));
+        assertThat(attempts).hasSize(1);
+        Attempt attempt = attempts.get(0);
+        assertThat(attempt.outcome).isEqualTo("lease_expired");
+        Outcome intent = intents.get(id);
+        if (intent == Outcome.CHANGED) {
+          accepted++;
+          assertThat(attempt.intentAt).as("item %s's intent", id).isNotNull();
+          if (item.state != ItemState.FAILED
+              || !item.lastError.startsWith("outcome unknown: lease expired")) {
+            resent.add(
+                "item "
+                    + id
+                    + ": intent at "
+                    + attempt.intentAt
+                    + ", reaped at "
+                    + attempt.finishedAt
+                    + ", "
+                    + item.state);
+          }
+        } else {
+          assertThat(intent).as("item %s's intent", id).isEqualTo(Outcome.STALE_CLAIM);
+          assertThat(attempt.intentAt).as("item %s's intent", id).isNull();
+          assertThat(item.state).as("item %s, its intent refused", id).isEqualTo(ItemState.PENDING);
+        }
+      }
+    }
+    assertThat(resent)
+        .as("of %d intents accepted, items released to be sent again", accepted)
+        .isEmpty();
+  }
+
+  /** Enqueues and claims count items (lease 600 s); their ids in id order, each with its token. */
+  private static Map<Long, String> claimInBatches(String queue, int count, List<Long> ids) {
+    List<Map<String, Object>> entries = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      entries.add(Map.of("dedupeKey", "k" + i, "payload", i));
+    }
+    json()
+        .body(Map.of("items", entries))
+        .post("/v1/queues/" + queue + "/items:batch")
+        .then()
+        .statusCode(200);
+    Map<Long, String> tokens = new HashMap<>();
+    while (tokens.size() < count) {
+      Response claimed =
+          json()
+              .body(Map.of("worker", "w", "max", 100, "leaseSeconds", 600))
+              .post("/v1/queues/" + queue + "/claim:batch");
+      claimed.then().statusCode(200);
+      List<String> claimedIds = claimed.path("items.id");
+      List<String> claimTokens = claimed.path("items.claimToken");
+      for (int i = 0; i < claimedIds.size(); i++) {
+        tokens.put(Long.parseLong(claimedIds.get(i)), claimTokens.get(i));
+      }
+    }
+    ids.addAll(new TreeSet<>(tokens.keySet()));
+    return tokens;
+  }
+
+  /** As expireLeases, each item a millisecond later than the one before, so reaped in id order. */
+  private void expireLeasesInIdOrder(String queue) {
+    QuarkusTransaction.requiringNew()
+        .run(
+            () ->
+                entityManager
+                    .createNativeQuery(
+                        "UPDATE item SET lease_expires_at = now() - interval '1 hour'"
+                            + " + id * interval '1 millisecond'"
+                            + " WHERE queue = :queue AND state = 'sending'")
+                    .setParameter("queue", queue)
+                    .executeUpdate());
   }
 
   @Test
