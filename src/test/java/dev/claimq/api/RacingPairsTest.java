@@ -1,0 +1,359 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.claimNext;
+import static dev.claimq.Api.claimedNext;
+import static dev.claimq.Api.complete;
+import static dev.claimq.Api.enqueue;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
+import static dev.claimq.Api.item;
+import static dev.claimq.Api.json;
+import static dev.claimq.Api.release;
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.claimq.AsAdmin;
+import dev.claimq.LogCapture;
+import dev.claimq.Race;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.logging.Level;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two different operations on the same item at the same moment, on real threads, many times: each
+ * pair leaves exactly the outcome one of them alone would have left, answers only what the README
+ * documents, and logs no ERROR.
+ */
+@QuarkusTest
+class RacingPairsTest extends AsAdmin {
+
+  @Test
+  void a_complete_with_next_sent_four_times_at_once_claims_one_next_item() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 10; round++) {
+        String queue = uniqueQueue("next-replay");
+        String id = enqueued(queue, "held", round);
+        String token = claimedNext(queue, "w").path("claimToken");
+        String spare = enqueued(queue, "spare", round);
+        Map<String, Object> body =
+            Map.of("claimToken", token, "externalRef", "ref", "next", Map.of("worker", "n"));
+
+        List<Response> answers = Race.of(4, thread -> complete(id, body));
+
+        List<String> nexts = new ArrayList<>();
+        for (Response answer : answers) {
+          answer.then().statusCode(200);
+          assertThat(answer.<String>path("state")).isEqualTo("done");
+          String next = answer.path("next.id");
+          if (next != null) {
+            nexts.add(next);
+          }
+        }
+        assertThat(nexts).as("round %d: the next items claimed", round).containsExactly(spare);
+        item(spare).then().statusCode(200);
+        assertThat(item(spare).<String>path("state")).isEqualTo("sending");
+        assertThat(item(spare).<Integer>path("attempts")).isEqualTo(1);
+        assertThat(attempts(spare).getList("attempts")).hasSize(1);
+        assertThat(attempts(id).getList("attempts.outcome")).containsExactly("done");
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+  }
+
+  @Test
+  void completes_with_next_and_plain_claims_of_one_queue_take_each_item_exactly_once()
+      throws Exception {
+    String queue = uniqueQueue("next-vs-claim");
+    int count = 40;
+    Set<String> all = new HashSet<>();
+    for (int i = 0; i < count; i++) {
+      all.add(enqueued(queue, "k" + i, i));
+    }
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      // Even threads chain completes with next; odd ones claim, then complete without next.
+      List<List<String>> claimed =
+          Race.of(
+              6,
+              thread -> {
+                List<String> mine = new ArrayList<>();
+                Response claim = claimNext(queue, Map.of("worker", "w" + thread));
+                String id = claim.statusCode() == 200 ? claim.path("id") : null;
+                String token = id == null ? null : claim.path("claimToken");
+                while (id != null) {
+                  mine.add(id);
+                  if (thread % 2 == 0) {
+                    Response done =
+                        complete(
+                            id,
+                            Map.of("claimToken", token, "next", Map.of("worker", "w" + thread)));
+                    done.then().statusCode(200);
+                    id = done.path("next.id");
+                    token = done.path("next.claimToken");
+                  } else {
+                    complete(id, Map.of("claimToken", token)).then().statusCode(200);
+                    claim = claimNext(queue, Map.of("worker", "w" + thread));
+                    assertThat(claim.statusCode()).isIn(200, 204);
+                    id = claim.statusCode() == 200 ? claim.path("id") : null;
+                    token = id == null ? null : claim.path("claimToken");
+                  }
+                }
+                return mine;
+              });
+      List<String> every = claimed.stream().flatMap(List::stream).toList();
+      assertThat(every).as("no item claimed twice").doesNotHaveDuplicates();
+      assertThat(every).containsExactlyInAnyOrderElementsOf(all);
+      for (String id : all) {
+        assertThat(item(id).<Integer>path("attempts")).as("item %s", id).isEqualTo(1);
+        assertThat(attempts(id).getList("attempts.outcome")).containsExactly("done");
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+  }
+
+  @Test
+  void fail_release_and_complete_of_one_claim_at_once_let_exactly_one_take_effect()
+      throws Exception {
+    String queue = uniqueQueue("finish-race");
+    Map<String, Integer> won = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 15; round++) {
+        String id = enqueued(queue, "k" + round, round);
+        String token = claim(id, Map.of("worker", "w")).path("claimToken");
+
+        List<Response> answers =
+            Race.of(
+                3,
+                thread ->
+                    switch (thread) {
+                      case 0 -> complete(id, Map.of("claimToken", token));
+                      case 1 -> fail(id, Map.of("claimToken", token, "error", "boom"));
+                      default -> release(id, Map.of("claimToken", token));
+                    });
+
+        List<Integer> statuses = answers.stream().map(Response::statusCode).toList();
+        assertThat(statuses).as("round %d", round).containsOnlyOnce(200).containsOnly(200, 409);
+        for (Response answer : answers) {
+          if (answer.statusCode() == 409) {
+            assertThat(answer.<String>path("type")).endsWith("stale-claim");
+          }
+        }
+        String winner = List.of("complete", "fail", "release").get(statuses.indexOf(200));
+        won.merge(winner, 1, Integer::sum);
+        Response now = item(id);
+        List<String> outcomes = attempts(id).getList("attempts.outcome");
+        switch (winner) {
+          case "complete" -> {
+            assertThat(now.<String>path("state")).isEqualTo("done");
+            assertThat(now.<Integer>path("attempts")).isEqualTo(1);
+            assertThat(outcomes).containsExactly("done");
+          }
+          case "fail" -> {
+            assertThat(now.<String>path("state")).isEqualTo("pending");
+            assertThat(now.<Integer>path("attempts")).isEqualTo(1);
+            assertThat(outcomes).containsExactly("retry");
+          }
+          default -> {
+            assertThat(now.<String>path("state")).isEqualTo("pending");
+            assertThat(now.<Integer>path("attempts")).isZero();
+            assertThat(outcomes).containsExactly("released");
+          }
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    assertThat(won.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(15);
+  }
+
+  @Test
+  void a_batch_complete_and_single_completes_of_the_same_claims_finish_each_item_once()
+      throws Exception {
+    String queue = uniqueQueue("batch-vs-single");
+    int count = 30;
+    for (int i = 0; i < count; i++) {
+      enqueued(queue, "k" + i, i);
+    }
+    List<Map<String, Object>> claims =
+        json()
+            .body(Map.of("worker", "w", "max", count))
+            .post("/v1/queues/{q}/claim:batch", queue)
+            .path("items");
+    assertThat(claims).hasSize(count);
+    List<Map<String, Object>> entries = new ArrayList<>();
+    for (Map<String, Object> c : claims) {
+      entries.add(
+          Map.of("id", c.get("id"), "claimToken", c.get("claimToken"), "externalRef", "batch"));
+    }
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      List<Object> answers =
+          Race.of(
+              3,
+              thread -> {
+                if (thread == 0) {
+                  Response batch =
+                      json()
+                          .urlEncodingEnabled(false)
+                          .body(Map.of("items", entries))
+                          .post("/v1/items:complete");
+                  batch.then().statusCode(200);
+                  return batch.<List<Integer>>path("results.status");
+                }
+                // Two single completers, from either end.
+                List<Integer> statuses = new ArrayList<>(java.util.Collections.nCopies(count, 0));
+                for (int n = 0; n < count; n++) {
+                  int i = thread == 1 ? n : count - 1 - n;
+                  Map<String, Object> c = claims.get(i);
+                  statuses.set(
+                      i,
+                      complete(
+                              (String) c.get("id"),
+                              Map.of("claimToken", c.get("claimToken"), "externalRef", "single"))
+                          .statusCode());
+                }
+                return statuses;
+              });
+      @SuppressWarnings("unchecked")
+      List<Integer> batch = (List<Integer>) answers.get(0);
+      for (int i = 0; i < count; i++) {
+        String id = (String) claims.get(i).get("id");
+        List<Integer> singles = new ArrayList<>();
+        for (int t = 1; t < 3; t++) {
+          @SuppressWarnings("unchecked")
+          List<Integer> statuses = (List<Integer>) answers.get(t);
+          singles.add(statuses.get(i));
+        }
+        Response now = item(id);
+        String ref = now.path("externalRef");
+        // The first report stands; a repeat of it is a replay (200), the other one is refused.
+        if (ref.equals("batch")) {
+          assertThat(batch.get(i)).as("item %s's batch entry", id).isEqualTo(200);
+          assertThat(singles).as("item %s's single completes", id).containsOnly(409);
+        } else {
+          assertThat(ref).isEqualTo("single");
+          assertThat(batch.get(i)).as("item %s's batch entry", id).isEqualTo(409);
+          assertThat(singles).as("item %s's single completes", id).containsOnly(200);
+        }
+        assertThat(now.<String>path("state")).isEqualTo("done");
+        assertThat(now.<Integer>path("attempts")).isEqualTo(1);
+        assertThat(attempts(id).getList("attempts.outcome")).containsExactly("done");
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+  }
+
+  @Test
+  void single_and_batch_enqueues_of_one_key_from_sixteen_threads_make_one_item() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 6; round++) {
+        String queue = uniqueQueue("enqueue-mix");
+        Map<String, Object> entry = Map.of("dedupeKey", "k", "payload", Map.of("n", 1));
+        List<Map<String, Object>> batch =
+            List.of(Map.of("dedupeKey", "other-" + round, "payload", 2), entry);
+
+        // Even threads enqueue the key alone, odd ones in a batch after another key.
+        List<Integer> statuses = new ArrayList<>();
+        List<String> ids = new ArrayList<>();
+        for (Response answer :
+            Race.of(
+                16,
+                thread ->
+                    thread % 2 == 0
+                        ? enqueue(queue, entry)
+                        : json()
+                            .urlEncodingEnabled(false)
+                            .body(Map.of("items", batch))
+                            .post("/v1/queues/" + queue + "/items:batch"))) {
+          if (answer.path("results") != null) {
+            answer.then().statusCode(200);
+            statuses.add(answer.path("results[1].status"));
+            ids.add(answer.path("results[1].item.id"));
+          } else {
+            statuses.add(answer.statusCode());
+            ids.add(answer.path("id"));
+          }
+        }
+        assertThat(statuses).as("round %d", round).containsOnlyOnce(201).containsOnly(201, 200);
+        assertThat(new HashSet<>(ids)).hasSize(1);
+        assertThat(
+                json()
+                    .queryParam("queue", queue)
+                    .get("/v1/items")
+                    .jsonPath()
+                    .getList("items.dedupeKey"))
+            .containsExactlyInAnyOrder("k", "other-" + round);
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+  }
+
+  @Test
+  void single_approvals_racing_a_bulk_reject_decide_each_held_item_once() throws Exception {
+    String queue = ApprovalGateTest.gated("approve-vs-bulk");
+    int count = 30;
+    List<String> held = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      held.add(enqueued(queue, "k" + i, i));
+    }
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      List<Object> answers =
+          Race.of(
+              3,
+              thread -> {
+                if (thread == 0) {
+                  Response rejected =
+                      json()
+                          .urlEncodingEnabled(false)
+                          .body(Map.of("queue", queue, "reason", "no"))
+                          .post("/v1/items:reject");
+                  rejected.then().statusCode(200);
+                  return rejected.jsonPath().getList("items.id", String.class);
+                }
+                List<String> approved = new ArrayList<>();
+                for (int n = 0; n < count; n++) {
+                  String id = held.get(thread == 1 ? n : count - 1 - n);
+                  int status =
+                      json().body(Map.of()).post("/v1/items/{id}/approve", id).statusCode();
+                  assertThat(status).isIn(200, 409);
+                  if (status == 200) {
+                    approved.add(id);
+                  }
+                }
+                return approved;
+              });
+      @SuppressWarnings("unchecked")
+      List<String> rejected = (List<String>) answers.get(0);
+      List<String> approved = new ArrayList<>();
+      for (Object some : answers.subList(1, 3)) {
+        @SuppressWarnings("unchecked")
+        List<String> ids = (List<String>) some;
+        approved.addAll(ids);
+      }
+      List<String> decided = new ArrayList<>(rejected);
+      decided.addAll(approved);
+      // Each item once, by one of them; the bulk stepped past what an approval had locked, and
+      // nothing stays held for longer than the approvals took.
+      assertThat(decided).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(held);
+      for (String id : held) {
+        JsonPath actions = json().get("/v1/items/{id}/actions", id).then().extract().jsonPath();
+        assertThat(actions.getList("actions")).as("item %s's actions", id).hasSize(1);
+        boolean wasApproved = approved.contains(id);
+        assertThat(actions.getString("actions[0].action"))
+            .isEqualTo(wasApproved ? "approve" : "reject");
+        assertThat(item(id).<String>path("state")).isEqualTo(wasApproved ? "pending" : "cancelled");
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+  }
+
+  private static JsonPath attempts(String id) {
+    return json().get("/v1/items/{id}/attempts", id).then().statusCode(200).extract().jsonPath();
+  }
+}
