@@ -20,6 +20,9 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Provider;
 import jakarta.inject.Singleton;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -104,12 +107,45 @@ public class HttpFraming {
       answerBadHost(context, "The request carries more than one Host header; send exactly one.");
     } else if (declaredLength(request) > hardCap) {
       answerTooLarge(context);
-    } else {
+    } else if (!refusedFraming(context)) {
       if (request.headers().contains(HttpHeaders.TRANSFER_ENCODING)) {
         watchChunks(context);
       }
       context.next();
     }
+  }
+
+  /** Answers a request whose body's framing or expectation is not served here; false if none. */
+  private boolean refusedFraming(RoutingContext context) {
+    HttpServerRequest request = context.request();
+    String fault = framingFault(request);
+    String coding = fault == null ? unknownTransferCoding(request) : null;
+    String expectation = fault == null && coding == null ? unmetExpectation(request) : null;
+    if (fault != null) {
+      answer(context, 400, "invalid-framing", "Invalid message framing", fault);
+    } else if (coding != null) {
+      answer(
+          context,
+          501,
+          "about:blank",
+          "Not Implemented",
+          "The body is sent with the transfer coding '"
+              + LogText.oneLine(Params.shorten(coding))
+              + "', which is not implemented here: send it chunked alone, or with a"
+              + " Content-Length.");
+    } else if (expectation != null) {
+      answer(
+          context,
+          417,
+          "about:blank",
+          "Expectation Failed",
+          "The Expect header asks for '"
+              + LogText.oneLine(Params.shorten(expectation))
+              + "': only 100-continue is met here. Send the request without it.");
+    } else {
+      return false;
+    }
+    return true;
   }
 
   /**
@@ -230,6 +266,78 @@ public class HttpFraming {
       bytes += header.getKey().length() + ": ".length() + header.getValue().length() + 2;
     }
     return bytes;
+  }
+
+  /**
+   * Why the body's length cannot be known from the head (RFC 9112, 6.1 and 6.3), so that the
+   * connection must close with a 400; null when it can. Transfer-Encoding whose last coding is not
+   * chunked (such as "identity", which the decoder reads by the Content-Length beside it), or
+   * chunked twice: each is how a request is smuggled past a proxy that frames it otherwise. (The
+   * decoder refuses chunked before another coding, and any in HTTP/1.0, itself: a bare 400.)
+   */
+  static String framingFault(HttpServerRequest request) {
+    List<String> codings = transferCodings(request);
+    if (codings.isEmpty()) {
+      return null;
+    }
+    String declared = LogText.oneLine(Params.shorten(String.join(", ", codings)));
+    if (!codings.get(codings.size() - 1).equals("chunked")) {
+      return "The Transfer-Encoding '"
+          + declared
+          + "' does not end with chunked, so the body's length cannot be known: send the body"
+          + " chunked, or with a Content-Length and no Transfer-Encoding.";
+    }
+    if (codings.indexOf("chunked") != codings.size() - 1) {
+      return "The Transfer-Encoding '" + declared + "' applies chunked twice: apply it once.";
+    }
+    return null;
+  }
+
+  /** A transfer coding other than chunked, which nothing here undoes; null when there is none. */
+  static String unknownTransferCoding(HttpServerRequest request) {
+    for (String coding : transferCodings(request)) {
+      if (!coding.equals("chunked")) {
+        return coding;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The transfer codings named (RFC 9112, 6.1), in order, lowercased, without parameters; empty
+   * list elements say nothing (RFC 9110, 5.6.1). HTTP/2 has no Transfer-Encoding.
+   */
+  private static List<String> transferCodings(HttpServerRequest request) {
+    if (request.version() == HttpVersion.HTTP_2) {
+      return List.of();
+    }
+    List<String> codings = new ArrayList<>();
+    for (String value : request.headers().getAll(HttpHeaders.TRANSFER_ENCODING)) {
+      for (String element : value.split(",")) {
+        String coding = element.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
+        if (!coding.isEmpty()) {
+          codings.add(coding);
+        }
+      }
+    }
+    return codings;
+  }
+
+  /**
+   * An expectation other than 100-continue, which Vert.x meets itself; null when there is none. A
+   * server may refuse such a request with 417 (RFC 9110, 10.1.1), and a client that waits for it to
+   * be met should be told it will not be.
+   */
+  static String unmetExpectation(HttpServerRequest request) {
+    for (String value : request.headers().getAll(HttpHeaders.EXPECT)) {
+      for (String element : value.split(",")) {
+        String expectation = element.strip();
+        if (!expectation.isEmpty() && !expectation.equalsIgnoreCase("100-continue")) {
+          return expectation;
+        }
+      }
+    }
+    return null;
   }
 
   private static long declaredLength(HttpServerRequest request) {

@@ -172,6 +172,94 @@ class RawHttpTest extends AsAdmin {
   }
 
   @Test
+  void a_body_whose_length_the_head_does_not_settle_is_a_400_and_nothing_is_stored()
+      throws Exception {
+    String queue = uniqueQueue("framing");
+    String body = "{\"dedupeKey\": \"k\", \"payload\": 1}";
+    String chunked = Integer.toHexString(body.length()) + "\r\n" + body + "\r\n0\r\n\r\n";
+    Map<String, String> framings =
+        Map.of(
+            "Transfer-Encoding: identity\r\nContent-Length: " + body.length(),
+            body,
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+            chunked,
+            "Transfer-Encoding: chunked,chunked",
+            chunked);
+    for (Map.Entry<String, String> framing : framings.entrySet()) {
+      Raw response = send(enqueueHead(queue, "HTTP/1.1", framing.getKey()) + framing.getValue());
+      assertProblem(response, 400);
+      assertThat(json.readTree(response.body()).path("detail").asText())
+          .as(framing.getKey())
+          .contains("Transfer-Encoding");
+    }
+    // The decoder refuses chunked before another coding, and any in HTTP/1.0, with a bare 400.
+    Raw decoder =
+        send(enqueueHead(queue, "HTTP/1.1", "Transfer-Encoding: chunked, gzip") + chunked);
+    assertThat(decoder.statusLine()).startsWith("HTTP/1.1 400 ");
+    Raw old = send(enqueueHead(queue, "HTTP/1.0", "Transfer-Encoding: chunked") + chunked);
+    assertThat(old.statusLine()).startsWith("HTTP/1.0 400 ");
+    assertThat(given().queryParam("queue", queue).get("/v1/items").<Object>path("items"))
+        .as("nothing was enqueued")
+        .asList()
+        .isEmpty();
+  }
+
+  @Test
+  void a_transfer_coding_other_than_chunked_is_a_501_naming_it() throws Exception {
+    String queue = uniqueQueue("coding");
+    String body = "{\"dedupeKey\": \"k\", \"payload\": 1}";
+    Raw response =
+        send(
+            enqueueHead(queue, "HTTP/1.1", "Transfer-Encoding: gzip, chunked")
+                + Integer.toHexString(body.length())
+                + "\r\n"
+                + body
+                + "\r\n0\r\n\r\n");
+
+    assertProblem(response, 501);
+    assertThat(json.readTree(response.body()).path("detail").asText()).contains("'gzip'");
+    assertThat(given().queryParam("queue", queue).get("/v1/items").<Object>path("items"))
+        .asList()
+        .isEmpty();
+  }
+
+  @Test
+  void an_expectation_other_than_100_continue_is_a_417_and_100_continue_still_works()
+      throws Exception {
+    String queue = uniqueQueue("expect");
+    String body = "{\"dedupeKey\": \"k\", \"payload\": 1}";
+    Raw refused =
+        send(
+            enqueueHead(queue, "HTTP/1.1", "Expect: 200-ok\r\nContent-Length: " + body.length())
+                + body);
+
+    assertProblem(refused, 417);
+    assertThat(json.readTree(refused.body()).path("detail").asText()).contains("'200-ok'");
+    assertThat(given().queryParam("queue", queue).get("/v1/items").<Object>path("items"))
+        .asList()
+        .isEmpty();
+    Raw continued =
+        send(
+            enqueueHead(
+                queue, "HTTP/1.1", "Expect: 100-continue\r\nContent-Length: " + body.length()),
+            body);
+    assertThat(continued.statusLine()).startsWith("HTTP/1.1 100 ");
+  }
+
+  /** An enqueue's head with these framing headers, ready for its body. */
+  private static String enqueueHead(String queue, String version, String framing) {
+    return "POST /v1/queues/"
+        + queue
+        + "/items "
+        + version
+        + "\r\nHost: localhost\r\n"
+        + AUTH
+        + "Content-Type: application/json\r\n"
+        + framing
+        + "\r\nConnection: close\r\n\r\n";
+  }
+
+  @Test
   void a_content_type_or_accept_that_is_not_a_media_type_gets_a_problem_naming_it()
       throws Exception {
     String queue = uniqueQueue("media-type");
