@@ -434,7 +434,8 @@ public class ItemsResource {
           "For a worker shutting down, or a provider's rate limit: the item is pending again"
               + " after delaySeconds, and the attempt does not count against maxAttempts. An"
               + " item may be released maxReleases times (its queue's policy; 10 by default);"
-              + " after that release answers 409 release-limit and the claim stays yours.")
+              + " after that release answers 409 release-limit and the claim stays yours."
+              + " Repeat-safe with the same delaySeconds.")
   @APIResponse(
       responseCode = "200",
       description = "Pending again, due after delaySeconds.",

@@ -5,6 +5,7 @@ import dev.claimq.queue.Outcome;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemState;
 import dev.claimq.telemetry.ItemLog;
+import java.time.Duration;
 
 /**
  * The one table from what a use case did to what the client hears: the status, and for a refusal
@@ -30,7 +31,8 @@ final class Outcomes {
       case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE, NOT_HELD ->
           new Status(409, "state-conflict", "Not allowed in this state");
       case RELEASE_LIMIT -> new Status(409, "release-limit", "Release limit reached");
-      case DIFFERENT_REPORT -> new Status(409, "different-report", "Different report");
+      case DIFFERENT_REPORT, DIFFERENT_RELEASE ->
+          new Status(409, "different-report", "Different report");
       case PAST_HORIZON ->
           new Status(409, "idempotency-horizon-passed", "Idempotency horizon passed");
       case RETRIED_PAST_HORIZON -> new Status(200, null, null);
@@ -107,6 +109,13 @@ final class Outcomes {
                   + Params.shorten(String.valueOf(item.lastError))
                   + "'): a repeated fail must carry the same error and retryable. The first"
                   + " report stands.";
+      case DIFFERENT_RELEASE ->
+          "Item "
+              + item.id
+              + " was released by this claim to be due again after "
+              + Duration.between(item.updatedAt, item.runAt).toSeconds()
+              + " seconds: a repeated release must carry the same delaySeconds. The first report"
+              + " stands; the claim is no longer yours.";
       case KEY_REUSED ->
           "Queue '"
               + item.queue

@@ -29,6 +29,11 @@ public enum Outcome {
    * report, and the first one stands.
    */
   DIFFERENT_REPORT,
+  /**
+   * A release with the token that released the item but another delay: not a repeat of that
+   * release, and the first one stands.
+   */
+  DIFFERENT_RELEASE,
   /** An operator's retry of an item that is neither failed nor cancelled. */
   NOT_RETRYABLE,
   /** An operator's retry past the provider's idempotency horizon, not forced. */

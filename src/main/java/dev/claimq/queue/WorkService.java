@@ -285,8 +285,8 @@ public class WorkService {
 
   /**
    * Hands the claim back without using up an attempt, due again after {@code delaySeconds}:
-   * CHANGED, REPLAYED for a repeat, RELEASE_LIMIT when the item's releases are used up (the claim
-   * stays this worker's), STALE_CLAIM or NOT_FOUND.
+   * CHANGED, REPLAYED for a repeat (DIFFERENT_RELEASE for one with another delay), RELEASE_LIMIT
+   * when the item's releases are used up (the claim stays this worker's), STALE_CLAIM or NOT_FOUND.
    */
   public Answer release(long id, String token, long delaySeconds, String actor) {
     Answer answer =
@@ -299,7 +299,7 @@ public class WorkService {
                   if (!row.changed() && mine && item.state == ItemState.SENDING) {
                     return new Answer(Outcome.RELEASE_LIMIT, item);
                   }
-                  return finish(row, token, Repeat.RELEASE, ANY_REPORT);
+                  return finish(row, token, Repeat.RELEASE, sameRelease(delaySeconds));
                 })
             .orElseGet(Answer::notFound);
     if (answer.outcome() == Outcome.CHANGED) {
@@ -318,17 +318,24 @@ public class WorkService {
    */
   enum Repeat {
     /** Heartbeat and intent: changes that end nothing, repeat-safe by their statements. */
-    NONE(Set.of(), Set.of()),
-    COMPLETE(Set.of(ItemState.DONE), Set.of("done")),
-    FAIL(Set.of(ItemState.PENDING, ItemState.FAILED), Set.of("retry", "failed")),
-    RELEASE(Set.of(ItemState.PENDING), Set.of("released"));
+    NONE(Set.of(), Set.of(), Outcome.DIFFERENT_REPORT),
+    COMPLETE(Set.of(ItemState.DONE), Set.of("done"), Outcome.DIFFERENT_REPORT),
+    FAIL(
+        Set.of(ItemState.PENDING, ItemState.FAILED),
+        Set.of("retry", "failed"),
+        Outcome.DIFFERENT_REPORT),
+    RELEASE(Set.of(ItemState.PENDING), Set.of("released"), Outcome.DIFFERENT_RELEASE);
 
     private final Set<ItemState> states;
     private final Set<String> outcomes;
 
-    Repeat(Set<ItemState> states, Set<String> outcomes) {
+    /** What a repeat with another report is. */
+    private final Outcome different;
+
+    Repeat(Set<ItemState> states, Set<String> outcomes, Outcome different) {
       this.states = states;
       this.outcomes = outcomes;
+      this.different = different;
     }
 
     boolean of(Changed row, String token) {
@@ -339,8 +346,19 @@ public class WorkService {
     }
   }
 
-  /** A report that any repeat matches: heartbeat, intent, release (its delay is not kept). */
+  /** A report that any repeat matches: heartbeat and intent, which end nothing. */
   static final Predicate<Changed> ANY_REPORT = row -> true;
+
+  /**
+   * A release's report: its delay, as the item keeps it. The release statement sets runAt to its
+   * own now() plus the delay and updatedAt to that now(), and nothing changes a pending item under
+   * this token afterwards but a claim, which ends the token.
+   */
+  static Predicate<Changed> sameRelease(long delaySeconds) {
+    return row ->
+        Duration.between(row.item().updatedAt, row.item().runAt)
+            .equals(Duration.ofSeconds(delaySeconds));
+  }
 
   /** A complete's report: its externalRef, as the item keeps it. */
   static Predicate<Changed> sameComplete(String externalRef) {
@@ -378,10 +396,10 @@ public class WorkService {
     // A batch may name one item twice: its row is changed by the other entry, not this one. With
     // another token, this entry's claim is stale; with this token, a different report is refused.
     if (row.changed() && token.equals(item.claimToken)) {
-      return new Answer(sameReport.test(row) ? Outcome.CHANGED : Outcome.DIFFERENT_REPORT, item);
+      return new Answer(sameReport.test(row) ? Outcome.CHANGED : repeat.different, item);
     }
     if (repeat.of(row, token)) {
-      return new Answer(sameReport.test(row) ? Outcome.REPLAYED : Outcome.DIFFERENT_REPORT, item);
+      return new Answer(sameReport.test(row) ? Outcome.REPLAYED : repeat.different, item);
     }
     return new Answer(Outcome.STALE_CLAIM, item);
   }

@@ -206,6 +206,23 @@ class OneClaimsFinishesTest extends AsAdmin {
     assertThat(statuses.get(stored.equals("A") ? 0 : 1)).isEqualTo(200);
   }
 
+  @Test
+  void a_repeated_release_with_another_delay_is_refused_and_the_first_stands() {
+    String id = enqueued(uniqueQueue("release-twice"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    release(id, Map.of("claimToken", token, "delaySeconds", 60)).then().statusCode(200);
+    String runAt = item(id).path("runAt");
+
+    problem(release(id, Map.of("claimToken", token)), 409, "different-report")
+        .body("detail", containsString("due again after 60 seconds"));
+    problem(
+        release(id, Map.of("claimToken", token, "delaySeconds", 86400)), 409, "different-report");
+
+    release(id, Map.of("claimToken", token, "delaySeconds", 60)).then().statusCode(200);
+    item(id).then().body("state", equalTo("pending")).body("runAt", equalTo(runAt));
+    attempts(id).then().body("attempts.outcome", contains("released"));
+  }
+
   /** The status of each entry of a batch finish, in the order sent. */
   @SafeVarargs
   private static List<Integer> batchStatuses(String path, Map<String, Object>... entries) {
