@@ -170,7 +170,9 @@ public class BatchService {
                         entry.claimToken(),
                         WorkService.Repeat.FAIL,
                         WorkService.sameFail(
-                            FailureReason.sanitize(entry.error()), entry.retryable())),
+                            FailureReason.sanitize(entry.error()),
+                            entry.retryable(),
+                            entry.retryAfterSeconds())),
                     null))
         .toList();
   }

@@ -208,7 +208,7 @@ public class WorkService {
                 statements.fail(id, token, failure, actor),
                 token,
                 Repeat.FAIL,
-                sameFail(failure.error(), retryable)));
+                sameFail(failure.error(), retryable, retryAfterSeconds)));
   }
 
   /**
@@ -367,16 +367,24 @@ public class WorkService {
 
   /**
    * A fail's report: its reason (sanitized), as the item keeps it, behind the prefix item.sql's
-   * fail puts before a held or past-horizon reason; and a fail that retries was retryable.
+   * fail puts before a held or past-horizon reason; a fail that retries was retryable; and one that
+   * names retryAfterSeconds (null: the service's backoff, which any delay matches) finds its retry
+   * due that long after the fail, as the fail statement sets runAt and updatedAt from one now().
    */
-  static Predicate<Changed> sameFail(String error, boolean retryable) {
+  static Predicate<Changed> sameFail(String error, boolean retryable, Long retryAfterSeconds) {
     return row -> {
-      String kept = row.item().lastError;
+      Item item = row.item();
+      String kept = item.lastError;
       boolean sameReason =
           error.equals(kept)
               || ("outcome unknown: " + error).equals(kept)
               || ("idempotency horizon passed: " + error).equals(kept);
-      return sameReason && (retryable || !"retry".equals(row.lastOutcome()));
+      boolean sameDelay =
+          retryAfterSeconds == null
+              || item.state != ItemState.PENDING
+              || Duration.between(item.updatedAt, item.runAt)
+                  .equals(Duration.ofSeconds(retryAfterSeconds));
+      return sameReason && sameDelay && (retryable || !"retry".equals(row.lastOutcome()));
     };
   }
 

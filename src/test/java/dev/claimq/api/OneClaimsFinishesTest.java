@@ -175,6 +175,26 @@ class OneClaimsFinishesTest extends AsAdmin {
   }
 
   @Test
+  void a_repeated_fail_with_another_retry_after_is_refused_and_the_first_stands() {
+    String id = enqueued(uniqueQueue("fail-retry-after-twice"), "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    Map<String, Object> first =
+        Map.of("claimToken", token, "error", "429", "retryAfterSeconds", 60);
+    fail(id, first).then().statusCode(200);
+    String runAt = item(id).path("runAt");
+
+    problem(
+            fail(id, Map.of("claimToken", token, "error", "429", "retryAfterSeconds", 3600)),
+            409,
+            "different-report")
+        .body("detail", containsString("'429'"));
+    fail(id, first).then().statusCode(200);
+    // Without retryAfterSeconds the service's backoff was asked for: any delay is that.
+    fail(id, Map.of("claimToken", token, "error", "429")).then().statusCode(200);
+    item(id).then().body("state", equalTo("pending")).body("runAt", equalTo(runAt));
+  }
+
+  @Test
   void a_repeated_fail_that_was_held_for_a_human_is_a_repeat_despite_the_prefix() {
     String queue = uniqueQueue("fail-held-twice");
     json()
