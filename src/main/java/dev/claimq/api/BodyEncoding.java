@@ -91,6 +91,21 @@ public class BodyEncoding {
   }
 
   /**
+   * Null when a body sent with this Content-Type is declared as JSON; else the detail it is refused
+   * with (415). For /mcp, where no REST resource's @Consumes decides it.
+   */
+  public static String whyNotJson(String contentType) {
+    if (contentType != null
+        && split(contentType, ';').get(0).strip().equalsIgnoreCase("application/json")) {
+      return null;
+    }
+    return (contentType == null
+            ? "The body is sent without a Content-Type"
+            : "The body is sent as '" + LogText.oneLine(Params.shorten(contentType.strip())) + "'")
+        + ": this endpoint reads application/json only. Send Content-Type: application/json.";
+  }
+
+  /**
    * The parameters of a media type, each "name=value" as sent: what follows each ';' that is not
    * inside a quoted string (RFC 9110, 5.6.6).
    */

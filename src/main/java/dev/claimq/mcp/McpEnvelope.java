@@ -28,8 +28,8 @@ import java.util.Set;
  * extension answers an empty batch, a bare number or array params with a 500, and arguments that
  * are not an object with an ERROR line. Here each is a JSON-RPC error (HTTP 400) that says what is
  * wrong, as the REST API says it in a problem: what reaches the extension is well formed UTF-8
- * JSON, each request with an id of its own. A body declared in a way it is not read (a charset
- * other than UTF-8, a content coding) is a 415 problem, as on the API.
+ * JSON, each request with an id of its own. A body declared in a way it is not read (not as JSON, a
+ * charset other than UTF-8, a content coding) is a 415 problem, as on the API.
  */
 @ApplicationScoped
 public class McpEnvelope {
@@ -65,8 +65,12 @@ public class McpEnvelope {
       refuseUnsupported(context, coded);
       return;
     }
-    String unreadable =
-        BodyEncoding.whyUnreadable(context.request().getHeader(HttpHeaders.CONTENT_TYPE));
+    String contentType = context.request().getHeader(HttpHeaders.CONTENT_TYPE);
+    // The streamable HTTP transport sends JSON only: text/plain, or no type, is not read as JSON.
+    String unreadable = BodyEncoding.whyNotJson(contentType);
+    if (unreadable == null) {
+      unreadable = BodyEncoding.whyUnreadable(contentType);
+    }
     if (unreadable != null) {
       refuseUnsupported(context, unreadable);
       return;

@@ -80,6 +80,23 @@ class McpBodyEncodingTest {
   }
 
   @Test
+  void a_body_not_declared_as_json_is_a_415_and_runs_no_tool() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String contentType : new String[] {"text/plain", "application/jsonx", null}) {
+        HttpResponse<String> answer = post(enqueue("A"), contentType, null);
+
+        JsonNode problem = problem(answer, 415);
+        assertThat(problem.path("detail").asText())
+            .as(contentType)
+            .contains(contentType == null ? "without a Content-Type" : "'" + contentType + "'")
+            .contains("application/json");
+      }
+      assertThat(McpClients.rows(database, queue)).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
   void a_compressed_body_is_a_415_and_runs_no_tool() throws Exception {
     try (LogCapture log = LogCapture.start(Level.WARNING)) {
       HttpResponse<String> answer = post(gzip(enqueue("A")), "application/json", "gzip");
@@ -125,9 +142,11 @@ class McpBodyEncodingTest {
         HttpRequest.newBuilder(mcp)
             .timeout(Duration.ofSeconds(30))
             .header("Authorization", "Bearer " + AGENT)
-            .header("Content-Type", contentType)
             .header("Accept", "application/json, text/event-stream")
             .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    if (contentType != null) {
+      request.header("Content-Type", contentType);
+    }
     if (contentEncoding != null) {
       request.header("Content-Encoding", contentEncoding);
     }
