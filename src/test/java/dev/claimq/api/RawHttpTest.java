@@ -8,18 +8,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.AsAdmin;
 import dev.claimq.LogCapture;
+import dev.claimq.api.RawSocket.Raw;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.net.SocketException;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterEach;
@@ -336,70 +331,12 @@ class RawHttpTest extends AsAdmin {
     assertThat(logs.errors()).as("ERROR records").isEmpty();
   }
 
-  /**
-   * Writes the request as it is, each later part after a pause, then reads one response (until its
-   * end or the server's close).
-   */
+  /** Writes the request (and each later part, after a pause) as ISO-8859-1 bytes. */
   private Raw send(String request, String... later) throws IOException, InterruptedException {
-    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
-      socket.setSoTimeout(10_000);
-      OutputStream out = socket.getOutputStream();
-      try {
-        out.write(request.getBytes(StandardCharsets.ISO_8859_1));
-        out.flush();
-        for (String part : later) {
-          Thread.sleep(300);
-          out.write(part.getBytes(StandardCharsets.ISO_8859_1));
-          out.flush();
-        }
-      } catch (SocketException refusedMidway) {
-        // The server may answer and close before it has read everything; read what it said.
-      }
-      return read(socket.getInputStream());
+    byte[][] parts = new byte[later.length][];
+    for (int i = 0; i < later.length; i++) {
+      parts[i] = later[i].getBytes(StandardCharsets.ISO_8859_1);
     }
-  }
-
-  private static Raw read(InputStream in) throws IOException {
-    String statusLine = line(in);
-    Map<String, String> headers = new LinkedHashMap<>();
-    for (String header = line(in); !header.isEmpty(); header = line(in)) {
-      int colon = header.indexOf(':');
-      headers.put(
-          header.substring(0, colon).strip().toLowerCase(Locale.ROOT),
-          header.substring(colon + 1).strip());
-    }
-    ByteArrayOutputStream body = new ByteArrayOutputStream();
-    if (headers.containsKey("content-length")) {
-      body.write(in.readNBytes(Integer.parseInt(headers.get("content-length"))));
-    } else if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
-      for (int size = Integer.parseInt(line(in).strip(), 16);
-          size > 0;
-          size = Integer.parseInt(line(in).strip(), 16)) {
-        body.write(in.readNBytes(size));
-        line(in);
-      }
-    } else {
-      body.write(in.readAllBytes());
-    }
-    return new Raw(statusLine, headers, body.toString(StandardCharsets.UTF_8));
-  }
-
-  private static String line(InputStream in) throws IOException {
-    StringBuilder line = new StringBuilder();
-    for (int b = in.read(); b != '\n'; b = in.read()) {
-      if (b < 0) {
-        return line.toString(); // the server closed the connection
-      }
-      if (b != '\r') {
-        line.append((char) b);
-      }
-    }
-    return line.toString();
-  }
-
-  private record Raw(String statusLine, Map<String, String> headers, String body) {
-    String header(String name) {
-      return headers.getOrDefault(name, "");
-    }
+    return RawSocket.send(base, request.getBytes(StandardCharsets.ISO_8859_1), parts);
   }
 }

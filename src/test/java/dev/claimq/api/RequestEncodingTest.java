@@ -1,6 +1,9 @@
 package dev.claimq.api;
 
 import static dev.claimq.Api.uniqueQueue;
+import static dev.claimq.api.HostileRequests.ascii;
+import static dev.claimq.api.HostileRequests.bytes;
+import static dev.claimq.api.HostileRequests.concat;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,18 +11,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.AsAdmin;
 import dev.claimq.LogCapture;
+import dev.claimq.api.RawSocket.Raw;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URL;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.logging.Level;
 import java.util.zip.GZIPOutputStream;
@@ -310,14 +309,14 @@ class RequestEncodingTest extends AsAdmin {
     assertThat(logs.errors()).as("ERROR records").isEmpty();
   }
 
-  private Raw send(String requestLine, List<String> headers, byte[] body) throws IOException {
+  private Raw send(String requestLine, List<String> headers, byte[] body)
+      throws IOException, InterruptedException {
     return send(ascii(requestLine), headers, body);
   }
 
   /** One request on its own connection: the request line's method and target, as bytes. */
-  private Raw send(byte[] methodAndTarget, List<String> headers, byte[] body) throws IOException {
-    ByteArrayOutputStream request = new ByteArrayOutputStream();
-    request.write(methodAndTarget);
+  private Raw send(byte[] methodAndTarget, List<String> headers, byte[] body)
+      throws IOException, InterruptedException {
     StringBuilder head = new StringBuilder(" HTTP/1.1\r\nHost: localhost\r\n");
     head.append(AUTH).append("\r\n");
     for (String header : headers) {
@@ -325,66 +324,8 @@ class RequestEncodingTest extends AsAdmin {
     }
     head.append("Content-Length: ").append(body == null ? 0 : body.length).append("\r\n");
     head.append("Connection: close\r\n\r\n");
-    request.write(ascii(head.toString()));
-    if (body != null) {
-      request.write(body);
-    }
-    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
-      socket.setSoTimeout(10_000);
-      OutputStream out = socket.getOutputStream();
-      out.write(request.toByteArray());
-      out.flush();
-      return read(socket.getInputStream());
-    }
-  }
-
-  private static Raw read(InputStream in) throws IOException {
-    String statusLine = line(in);
-    Map<String, String> headers = new LinkedHashMap<>();
-    for (String header = line(in); !header.isEmpty(); header = line(in)) {
-      int colon = header.indexOf(':');
-      headers.put(
-          header.substring(0, colon).strip().toLowerCase(Locale.ROOT),
-          header.substring(colon + 1).strip());
-    }
-    byte[] body =
-        headers.containsKey("content-length")
-            ? in.readNBytes(Integer.parseInt(headers.get("content-length")))
-            : in.readAllBytes();
-    return new Raw(
-        Integer.parseInt(statusLine.substring(9, 12)),
-        headers,
-        new String(body, StandardCharsets.UTF_8));
-  }
-
-  private static String line(InputStream in) throws IOException {
-    StringBuilder line = new StringBuilder();
-    for (int b = in.read(); b != '\n' && b >= 0; b = in.read()) {
-      if (b != '\r') {
-        line.append((char) b);
-      }
-    }
-    return line.toString();
-  }
-
-  private static byte[] ascii(String text) {
-    return text.getBytes(StandardCharsets.US_ASCII);
-  }
-
-  private static byte[] bytes(int... values) {
-    byte[] bytes = new byte[values.length];
-    for (int i = 0; i < values.length; i++) {
-      bytes[i] = (byte) values[i];
-    }
-    return bytes;
-  }
-
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream all = new ByteArrayOutputStream();
-    for (byte[] part : parts) {
-      all.writeBytes(part);
-    }
-    return all.toByteArray();
+    return RawSocket.send(
+        base, concat(methodAndTarget, ascii(head.toString()), body == null ? new byte[0] : body));
   }
 
   private static byte[] gzip(byte[] plain) throws IOException {
@@ -393,11 +334,5 @@ class RequestEncodingTest extends AsAdmin {
       out.write(plain);
     }
     return zipped.toByteArray();
-  }
-
-  private record Raw(int status, Map<String, String> headers, String body) {
-    String header(String name) {
-      return headers.getOrDefault(name, "");
-    }
   }
 }

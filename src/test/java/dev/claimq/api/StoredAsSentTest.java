@@ -6,6 +6,7 @@ import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
+import static dev.claimq.api.HostileRequests.concat;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -16,7 +17,6 @@ import dev.claimq.PlainHttp;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
-import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -546,13 +546,5 @@ class StoredAsSentTest extends AsAdmin {
 
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream all = new ByteArrayOutputStream();
-    for (byte[] part : parts) {
-      all.writeBytes(part);
-    }
-    return all.toByteArray();
   }
 }

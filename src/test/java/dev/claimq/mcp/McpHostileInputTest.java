@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
+import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +36,8 @@ import org.junit.jupiter.api.Test;
  * JSON-RPC, arguments that are not an object, duplicate names, characters PostgreSQL cannot store,
  * numbers past every range, bodies past the limit. Each must be answered as a JSON-RPC error or a
  * tool error, never a 5xx, never an ERROR or WARNING line, and must store nothing; what is valid is
- * stored exactly as sent.
+ * stored exactly as sent. A body not declared as UTF-8 JSON (another type or charset, a content
+ * coding) is a 415 problem, as on the API, before any tool runs.
  */
 @QuarkusTest
 class McpHostileInputTest {
@@ -430,6 +432,90 @@ class McpHostileInputTest {
         + "}}}";
   }
 
+  @Test
+  void a_body_in_another_charset_is_a_415_and_runs_no_tool() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String charset : new String[] {"ISO-8859-1", "us-ascii", "UTF-16"}) {
+        HttpResponse<String> answer =
+            post(enqueueOf("é"), "application/json; charset=" + charset, null);
+
+        JsonNode problem = problem(answer, 415);
+        assertThat(problem.path("detail").asText())
+            .as(charset)
+            .contains("'" + charset + "'")
+            .contains("UTF-8");
+      }
+      assertThat(McpClients.rows(database, queue)).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void a_body_not_declared_as_json_is_a_415_and_runs_no_tool() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String contentType : new String[] {"text/plain", "application/jsonx", null}) {
+        HttpResponse<String> answer = post(enqueueOf("A"), contentType, null);
+
+        JsonNode problem = problem(answer, 415);
+        assertThat(problem.path("detail").asText())
+            .as(contentType)
+            .contains(contentType == null ? "without a Content-Type" : "'" + contentType + "'")
+            .contains("application/json");
+      }
+      assertThat(McpClients.rows(database, queue)).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void a_compressed_body_is_a_415_and_runs_no_tool() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> answer = post(gzip(enqueueOf("A")), "application/json", "gzip");
+
+      JsonNode problem = problem(answer, 415);
+      assertThat(problem.path("detail").asText()).contains("'gzip'").contains("identity");
+      assertThat(answer.headers().firstValue("Accept-Encoding")).hasValue("identity");
+      assertThat(McpClients.rows(database, queue)).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void a_body_declared_utf8_or_identity_runs_its_tool() throws Exception {
+    HttpResponse<String> answer =
+        post(enqueueOf("é"), "application/json; charset=UTF-8", "identity");
+
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    assertThat(McpClients.rows(database, queue)).isEqualTo(1);
+  }
+
+  private JsonNode problem(HttpResponse<String> answer, int status) throws Exception {
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(status);
+    assertThat(answer.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
+    JsonNode problem = json.readTree(answer.body());
+    assertThat(problem.path("status").asInt()).isEqualTo(status);
+    return problem;
+  }
+
+  private byte[] enqueueOf(String payload) {
+    return bytes(
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+            + "\"enqueue_work\",\"arguments\":{\"queue\":\""
+            + queue
+            + "\",\"dedupeKey\":\"k\",\"payload\":\""
+            + payload
+            + "\"}}}");
+  }
+
+  private static byte[] gzip(byte[] plain) throws Exception {
+    ByteArrayOutputStream zipped = new ByteArrayOutputStream();
+    try (GZIPOutputStream out = new GZIPOutputStream(zipped)) {
+      out.write(plain);
+    }
+    return zipped.toByteArray();
+  }
+
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
   }
@@ -481,13 +567,24 @@ class McpHostileInputTest {
   }
 
   private HttpResponse<String> post(byte[] body) throws Exception {
+    return post(body, "application/json", null);
+  }
+
+  /** A body with this Content-Type and Content-Encoding (each left out when null). */
+  private HttpResponse<String> post(byte[] body, String contentType, String contentEncoding)
+      throws Exception {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(mcp)
             .timeout(Duration.ofSeconds(30))
             .header("Authorization", "Bearer " + AGENT)
-            .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    if (contentType != null) {
+      request.header("Content-Type", contentType);
+    }
+    if (contentEncoding != null) {
+      request.header("Content-Encoding", contentEncoding);
+    }
     if (session != null) {
       request.header("Mcp-Session-Id", session);
     }
