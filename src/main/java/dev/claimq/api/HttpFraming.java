@@ -118,8 +118,9 @@ public class HttpFraming {
   /** Answers a request whose body's framing or expectation is not served here; false if none. */
   private boolean refusedFraming(RoutingContext context) {
     HttpServerRequest request = context.request();
-    String fault = framingFault(request);
-    String coding = fault == null ? unknownTransferCoding(request) : null;
+    List<String> codings = transferCodings(request);
+    String fault = framingFault(codings);
+    String coding = fault == null ? unknownTransferCoding(codings) : null;
     String expectation = fault == null && coding == null ? unmetExpectation(request) : null;
     if (fault != null) {
       answer(context, 400, "invalid-framing", "Invalid message framing", fault);
@@ -275,8 +276,7 @@ public class HttpFraming {
    * chunked twice: each is how a request is smuggled past a proxy that frames it otherwise. (The
    * decoder refuses chunked before another coding, and any in HTTP/1.0, itself: a bare 400.)
    */
-  static String framingFault(HttpServerRequest request) {
-    List<String> codings = transferCodings(request);
+  static String framingFault(List<String> codings) {
     if (codings.isEmpty()) {
       return null;
     }
@@ -294,8 +294,8 @@ public class HttpFraming {
   }
 
   /** A transfer coding other than chunked, which nothing here undoes; null when there is none. */
-  static String unknownTransferCoding(HttpServerRequest request) {
-    for (String coding : transferCodings(request)) {
+  static String unknownTransferCoding(List<String> codings) {
+    for (String coding : codings) {
       if (!coding.equals("chunked")) {
         return coding;
       }
