@@ -407,19 +407,27 @@ SELECT false, false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id
 -- a retry that would come due past the provider's idempotency horizon (the queue's
 -- providerKeyTtl after the item was created, less a lease for the retry to run in) is not
 -- scheduled: the provider would no longer know the key, so the retry could be a second send.
-WITH judged AS (
-  SELECT i.id, d.delay,
+-- The claim is read locked (current), so the judgement uses the item as it is now: read from the
+-- snapshot, a heartbeat of the claim that changed its lease while this statement waited would be
+-- missed. Every row comes back with the sent_unknown of its latest attempt, which tells a repeated
+-- fail from one that reports another send.
+WITH current AS (
+  SELECT id, queue, attempts, lease_seconds, created_at FROM item
+  WHERE id = :id AND claim_token = :token AND state = 'sending'
+  FOR NO KEY UPDATE
+),
+judged AS (
+  SELECT c.id, d.delay,
          :retryable AND :sentUnknown
            AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held,
          p.provider_key_ttl_seconds IS NOT NULL
            AND now() + d.delay * interval '1 second'
-               > i.created_at + (p.provider_key_ttl_seconds - i.lease_seconds) * interval '1 second'
+               > c.created_at + (p.provider_key_ttl_seconds - c.lease_seconds) * interval '1 second'
            AS past_horizon
-  FROM item i
-  LEFT JOIN queue_policy p ON p.queue = i.queue
-  CROSS JOIN LATERAL (SELECT (CAST(:delays AS bigint[]))[least(i.attempts,
+  FROM current c
+  LEFT JOIN queue_policy p ON p.queue = c.queue
+  CROSS JOIN LATERAL (SELECT (CAST(:delays AS bigint[]))[least(c.attempts,
                                cardinality(CAST(:delays AS bigint[])))] AS delay) d
-  WHERE i.id = :id
 ),
 finished AS (
   UPDATE item i SET
@@ -444,23 +452,33 @@ closed AS (
     sent_unknown = :sentUnknown,
     outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
   FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
+  RETURNING a.item_id, a.claimed_at, a.sent_unknown
 ),
 unchanged AS (
   SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished) FOR SHARE
 )
 -- held_since and last_outcome as in complete.
-SELECT true AS changed, f.*, a.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome
+SELECT true AS changed, f.*, c.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome,
+       c.sent_unknown AS last_sent_unknown
 FROM finished f
-LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
+LEFT JOIN closed c ON c.item_id = f.id
 UNION ALL
-SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
+SELECT false, u.*, NULL, last.outcome, last.sent_unknown
+FROM unchanged u
+LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown FROM attempt a WHERE a.item_id = u.id
+                   ORDER BY a.id DESC LIMIT 1 FOR SHARE) last ON true;
 
 -- name: complete-batch
 -- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
--- or not; an item two entries name comes back once, as this statement left it.
+-- or not; an item two entries name comes back once, as this statement left it. Of entries that
+-- name one claim, the first (by position) is the one applied, as if the entries came one by one:
+-- the later ones are its repeats.
 WITH input AS (
-  SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
-                AS e(id bigint, claim_token text, external_ref text)
+  SELECT DISTINCT ON (e.id, e.claim_token) e.id, e.claim_token, e.external_ref
+  FROM ROWS FROM (jsonb_to_recordset(CAST(:batch AS jsonb))
+                    AS (id bigint, claim_token text, external_ref text)) WITH ORDINALITY
+         AS e(id, claim_token, external_ref, ord)
+  ORDER BY e.id, e.claim_token, e.ord
 ),
 finished AS (
   UPDATE item i SET state = 'done', external_ref = input.external_ref, lease_seconds = NULL,
@@ -486,20 +504,36 @@ UNION ALL
 SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
 
 -- name: fail-batch
--- The batch form of fail, with exactly its conditions; each entry brings its own schedule.
-WITH input AS (
+-- The batch form of fail, with exactly its conditions; each entry brings its own schedule. Of
+-- entries that name one claim, the first (by position) is applied, as in complete-batch; the
+-- claims are read locked, in id order, as fail reads its one.
+WITH entry AS (
+  SELECT DISTINCT ON (e.id, e.claim_token) e.id, e.claim_token, e.error, e.retryable,
+         e.sent_unknown, e.delays
+  FROM ROWS FROM (jsonb_to_recordset(CAST(:batch AS jsonb))
+                    AS (id bigint, claim_token text, error text, retryable boolean,
+                        sent_unknown boolean, delays bigint[])) WITH ORDINALITY
+         AS e(id, claim_token, error, retryable, sent_unknown, delays, ord)
+  ORDER BY e.id, e.claim_token, e.ord
+),
+current AS (
+  SELECT i.id, i.queue, i.attempts, i.lease_seconds, i.created_at
+  FROM item i JOIN entry e ON e.id = i.id AND e.claim_token = i.claim_token
+  WHERE i.state = 'sending'
+  ORDER BY i.id
+  FOR NO KEY UPDATE OF i
+),
+input AS (
   SELECT e.*,
          e.retryable AND e.sent_unknown
            AND coalesce(p.on_unknown_outcome, :defaultOnUnknownOutcome) = 'hold' AS held,
          p.provider_key_ttl_seconds IS NOT NULL
-           AND now() + e.delays[least(i.attempts, cardinality(e.delays))] * interval '1 second'
-               > i.created_at + (p.provider_key_ttl_seconds - i.lease_seconds) * interval '1 second'
+           AND now() + e.delays[least(c.attempts, cardinality(e.delays))] * interval '1 second'
+               > c.created_at + (p.provider_key_ttl_seconds - c.lease_seconds) * interval '1 second'
            AS past_horizon
-  FROM jsonb_to_recordset(CAST(:batch AS jsonb))
-         AS e(id bigint, claim_token text, error text, retryable boolean, sent_unknown boolean,
-              delays bigint[])
-  LEFT JOIN item i ON i.id = e.id
-  LEFT JOIN queue_policy p ON p.queue = i.queue
+  FROM current c
+  JOIN entry e ON e.id = c.id
+  LEFT JOIN queue_policy p ON p.queue = c.queue
 ),
 finished AS (
   UPDATE item i SET
@@ -526,18 +560,23 @@ closed AS (
     outcome = CASE WHEN finished.state = 'pending' THEN 'retry' ELSE 'failed' END
   FROM finished JOIN input ON input.id = finished.id AND input.claim_token = finished.claim_token
   WHERE a.item_id = finished.id AND a.finished_at IS NULL
+  RETURNING a.item_id, a.claimed_at, a.sent_unknown
 ),
 unchanged AS (
   SELECT * FROM item
-  WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
+  WHERE id IN (SELECT id FROM entry) AND id NOT IN (SELECT id FROM finished)
   FOR SHARE
 )
--- held_since and last_outcome as in complete.
-SELECT true AS changed, f.*, a.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome
+-- held_since, last_outcome and last_sent_unknown as in fail.
+SELECT true AS changed, f.*, c.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome,
+       c.sent_unknown AS last_sent_unknown
 FROM finished f
-LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
+LEFT JOIN closed c ON c.item_id = f.id
 UNION ALL
-SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
+SELECT false, u.*, NULL, last.outcome, last.sent_unknown
+FROM unchanged u
+LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown FROM attempt a WHERE a.item_id = u.id
+                   ORDER BY a.id DESC LIMIT 1 FOR SHARE) last ON true;
 
 -- name: retry
 -- An operator's second chance: a fresh budget of attempts, due now. The history and the

@@ -172,6 +172,7 @@ public class BatchService {
                         WorkService.sameFail(
                             FailureReason.sanitize(entry.error()),
                             entry.retryable(),
+                            entry.sentUnknown(),
                             entry.retryAfterSeconds())),
                     null))
         .toList();

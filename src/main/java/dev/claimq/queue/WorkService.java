@@ -208,7 +208,7 @@ public class WorkService {
                 statements.fail(id, token, failure, actor),
                 token,
                 Repeat.FAIL,
-                sameFail(failure.error(), retryable, retryAfterSeconds)));
+                sameFail(failure.error(), retryable, sentUnknown, retryAfterSeconds)));
   }
 
   /**
@@ -367,11 +367,13 @@ public class WorkService {
 
   /**
    * A fail's report: its reason (sanitized), as the item keeps it, behind the prefix item.sql's
-   * fail puts before a held or past-horizon reason; a fail that retries was retryable; and one that
-   * names retryAfterSeconds (null: the service's backoff, which any delay matches) finds its retry
-   * due that long after the fail, as the fail statement sets runAt and updatedAt from one now().
+   * fail puts before a held or past-horizon reason; a fail that retries was retryable; its sent, as
+   * the attempt keeps it; and one that names retryAfterSeconds (null: the service's backoff, which
+   * any delay matches) finds its retry due that long after the fail, as the fail statement sets
+   * runAt and updatedAt from one now().
    */
-  static Predicate<Changed> sameFail(String error, boolean retryable, Long retryAfterSeconds) {
+  static Predicate<Changed> sameFail(
+      String error, boolean retryable, boolean sentUnknown, Long retryAfterSeconds) {
     return row -> {
       Item item = row.item();
       String kept = item.lastError;
@@ -384,7 +386,10 @@ public class WorkService {
               || item.state != ItemState.PENDING
               || Duration.between(item.updatedAt, item.runAt)
                   .equals(Duration.ofSeconds(retryAfterSeconds));
-      return sameReason && sameDelay && (retryable || !"retry".equals(row.lastOutcome()));
+      return sameReason
+          && sameDelay
+          && sentUnknown == row.lastSentUnknown()
+          && (retryable || !"retry".equals(row.lastOutcome()));
     };
   }
 

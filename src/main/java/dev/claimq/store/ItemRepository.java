@@ -54,11 +54,17 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
    * complete, whether it was recorded as a late success instead. For a finish that changed nothing,
    * lastOutcome is how the item's latest attempt ended (attempt.outcome; null when it is open, or
    * the statement does not say): what tells a repeated finish from another finish of the same
-   * claim.
+   * claim. For a fail, lastSentUnknown is that attempt's sent_unknown: whether it was failed not
+   * knowing if the provider acted (false when the statement does not say).
    */
-  public record Changed(boolean changed, boolean late, Item item, String lastOutcome) {
+  public record Changed(
+      boolean changed, boolean late, Item item, String lastOutcome, boolean lastSentUnknown) {
     Changed(boolean changed, Item item) {
       this(changed, false, item, null);
+    }
+
+    Changed(boolean changed, boolean late, Item item, String lastOutcome) {
+      this(changed, late, item, lastOutcome, false);
     }
   }
 
@@ -430,7 +436,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("delays", bigintArray(failure.delays()))
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("actor", actor)
-        .list(ItemRepository::finishedOrNot)
+        .list(ItemRepository::failedOrNot)
         .stream()
         .reduce(ItemRepository::onlyOne);
   }
@@ -453,7 +459,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("batch", batchJson)
         .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
         .set("actor", actor)
-        .list(ItemRepository::finishedOrNot);
+        .list(ItemRepository::failedOrNot);
   }
 
   /** Records the current attempt's send intent; empty when there is no such item. */
@@ -901,10 +907,20 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
     throw new IllegalStateException("a single-row statement answered with more than one row");
   }
 
-  /** A row of a fail or a batch finish, and how the item's latest attempt ended. */
+  /** A row of a batch complete, and how the item's latest attempt ended. */
   private static Changed finishedOrNot(ResultSet row) throws SQLException {
     return new Changed(
         row.getBoolean("changed"), false, finished(row), row.getString("last_outcome"));
+  }
+
+  /** A row of a fail or a fail batch: as a finish's, and the latest attempt's sent_unknown. */
+  private static Changed failedOrNot(ResultSet row) throws SQLException {
+    return new Changed(
+        row.getBoolean("changed"),
+        false,
+        finished(row),
+        row.getString("last_outcome"),
+        row.getBoolean("last_sent_unknown"));
   }
 
   /** A row of a complete or fail, with held_since: when the claim it finished began. */

@@ -84,6 +84,50 @@ class IdempotencyHorizonTest extends AsAdmin {
   }
 
   @Test
+  void a_fail_that_waited_for_a_heartbeat_judges_the_horizon_by_the_lease_it_set()
+      throws Exception {
+    String queue = uniqueQueue("horizon-heartbeat");
+    // A 30 s horizon less the 5 s lease leaves 25 s: a retry 20 s away fits. Less a 15 s lease it
+    // leaves 15 s, and the retry does not.
+    json()
+        .body(Map.of("maxAttempts", 2, "leaseSeconds", 5, "providerKeyTtl", "PT30S"))
+        .put("/v1/queues/{q}/policy", queue)
+        .then()
+        .statusCode(200);
+    String id = enqueued(queue, "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try (Connection heartbeat = dataSource.getConnection()) {
+      // The heartbeat's own change (a 15 s lease), held uncommitted while the fail arrives.
+      heartbeat.setAutoCommit(false);
+      try (PreparedStatement extend =
+          heartbeat.prepareStatement(
+              "UPDATE item SET lease_seconds = 15, lease_expires_at = now() + interval '15 s'"
+                  + " WHERE id = ?")) {
+        extend.setLong(1, Long.parseLong(id));
+        assertThat(extend.executeUpdate()).isEqualTo(1);
+      }
+      java.util.concurrent.Future<io.restassured.response.Response> failed =
+          pool.submit(
+              () ->
+                  fail(id, Map.of("claimToken", token, "error", "busy", "retryAfterSeconds", 20)));
+      awaitBlockedBy(heartbeat);
+      heartbeat.commit();
+
+      failed
+          .get(30, java.util.concurrent.TimeUnit.SECONDS)
+          .then()
+          .statusCode(200)
+          .body("state", equalTo("failed"))
+          .body("lastError", equalTo("idempotency horizon passed: busy"));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void an_expired_lease_past_the_horizon_fails_the_item_and_an_operator_retry_must_be_forced()
       throws Exception {
     String queue = uniqueQueue("horizon-reap");
@@ -224,6 +268,33 @@ class IdempotencyHorizonTest extends AsAdmin {
       claim(expiring, Map.of("leaseSeconds", 1)).then().statusCode(200);
       awaitState(expiring, "pending");
       assertThat(log.errors()).isEmpty();
+    }
+  }
+
+  /** Waits until another session waits for a lock this connection's transaction holds. */
+  private void awaitBlockedBy(Connection holder) throws Exception {
+    int pid;
+    try (PreparedStatement own = holder.prepareStatement("SELECT pg_backend_pid()");
+        java.sql.ResultSet row = own.executeQuery()) {
+      row.next();
+      pid = row.getInt(1);
+    }
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    try (Connection watcher = dataSource.getConnection();
+        PreparedStatement blocked =
+            watcher.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))")) {
+      blocked.setInt(1, pid);
+      while (true) {
+        try (java.sql.ResultSet row = blocked.executeQuery()) {
+          row.next();
+          if (row.getLong(1) > 0) {
+            return;
+          }
+        }
+        assertThat(System.nanoTime()).as("a session blocked by the heartbeat").isLessThan(deadline);
+        Thread.sleep(20);
+      }
     }
   }
 

@@ -141,19 +141,21 @@ class OneClaimsFinishesTest extends AsAdmin {
   }
 
   @Test
-  void a_batch_that_completes_one_claim_twice_differently_answers_200_only_for_what_it_stored() {
-    String id = enqueued(uniqueQueue("batch-complete-twice"), "k", 1);
-    String token = claim(id, Map.of()).path("claimToken");
+  void a_batch_that_completes_one_claim_twice_applies_the_first_entry_and_refuses_the_other() {
+    // Either order: the entry sent first is the one stored, as if the two had come one by one.
+    for (List<String> refs : List.of(List.of("msg_A", "msg_B"), List.of("msg_B", "msg_A"))) {
+      String id = enqueued(uniqueQueue("batch-complete-twice"), "k", 1);
+      String token = claim(id, Map.of()).path("claimToken");
 
-    List<Integer> statuses =
-        batchStatuses(
-            "/v1/items:complete",
-            Map.of("id", id, "claimToken", token, "externalRef", "msg_A"),
-            Map.of("id", id, "claimToken", token, "externalRef", "msg_B"));
+      List<Integer> statuses =
+          batchStatuses(
+              "/v1/items:complete",
+              Map.of("id", id, "claimToken", token, "externalRef", refs.get(0)),
+              Map.of("id", id, "claimToken", token, "externalRef", refs.get(1)));
 
-    String stored = item(id).path("externalRef");
-    assertThat(statuses).containsExactlyInAnyOrder(200, 409);
-    assertThat(statuses.get(stored.equals("msg_A") ? 0 : 1)).isEqualTo(200);
+      assertThat(statuses).as(refs.toString()).containsExactly(200, 409);
+      item(id).then().body("externalRef", equalTo(refs.get(0)));
+    }
   }
 
   @Test
@@ -172,6 +174,28 @@ class OneClaimsFinishesTest extends AsAdmin {
 
     fail(id, Map.of("claimToken", token, "error", "first")).then().statusCode(200);
     item(id).then().body("state", equalTo("pending")).body("lastError", equalTo("first"));
+  }
+
+  @Test
+  void a_repeated_fail_with_another_sent_is_refused_and_the_first_stands() {
+    for (List<String> sent : List.of(List.of("no", "unknown"), List.of("unknown", "no"))) {
+      String id = enqueued(uniqueQueue("fail-sent-twice"), "k", 1);
+      String token = claim(id, Map.of()).path("claimToken");
+      Map<String, Object> first =
+          Map.of("claimToken", token, "error", "timeout", "sent", sent.get(0));
+      fail(id, first).then().statusCode(200);
+
+      problem(
+              fail(id, Map.of("claimToken", token, "error", "timeout", "sent", sent.get(1))),
+              409,
+              "different-report")
+          .body("detail", containsString("sent"));
+      fail(id, first).then().statusCode(200);
+      attempts(id)
+          .then()
+          .body("attempts.sentUnknown", contains(sent.get(0).equals("unknown")))
+          .body("attempts.outcome", contains("retry"));
+    }
   }
 
   @Test
@@ -211,19 +235,42 @@ class OneClaimsFinishesTest extends AsAdmin {
   }
 
   @Test
-  void a_batch_that_fails_one_claim_twice_differently_answers_200_only_for_what_it_stored() {
-    String id = enqueued(uniqueQueue("batch-fail-twice"), "k", 1);
-    String token = claim(id, Map.of()).path("claimToken");
+  void a_batch_that_fails_one_claim_twice_applies_the_first_entry_and_refuses_the_other() {
+    for (List<String> errors : List.of(List.of("A", "B"), List.of("B", "A"))) {
+      String id = enqueued(uniqueQueue("batch-fail-twice"), "k", 1);
+      String token = claim(id, Map.of()).path("claimToken");
 
-    List<Integer> statuses =
-        batchStatuses(
-            "/v1/items:fail",
-            Map.of("id", id, "claimToken", token, "error", "A", "retryable", false),
-            Map.of("id", id, "claimToken", token, "error", "B"));
+      List<Integer> statuses =
+          batchStatuses(
+              "/v1/items:fail",
+              Map.of("id", id, "claimToken", token, "error", errors.get(0), "retryable", false),
+              Map.of("id", id, "claimToken", token, "error", errors.get(1)));
 
-    String stored = item(id).path("lastError");
-    assertThat(statuses).containsExactlyInAnyOrder(200, 409);
-    assertThat(statuses.get(stored.equals("A") ? 0 : 1)).isEqualTo(200);
+      assertThat(statuses).as(errors.toString()).containsExactly(200, 409);
+      item(id).then().body("lastError", equalTo(errors.get(0))).body("state", equalTo("failed"));
+    }
+  }
+
+  @Test
+  void a_batch_that_fails_one_claim_twice_keeps_the_first_entrys_sent_with_its_error() {
+    // The attempt's sentUnknown and the item's lastError come from one entry, the first: never
+    // one from each, which would answer 200 for a report the attempt does not keep.
+    for (List<String> sent : List.of(List.of("no", "unknown"), List.of("unknown", "no"))) {
+      String id = enqueued(uniqueQueue("batch-fail-sent-twice"), "k", 1);
+      String token = claim(id, Map.of()).path("claimToken");
+
+      List<Integer> statuses =
+          batchStatuses(
+              "/v1/items:fail",
+              Map.of("id", id, "claimToken", token, "error", "timeout", "sent", sent.get(0)),
+              Map.of("id", id, "claimToken", token, "error", "timeout", "sent", sent.get(1)));
+
+      assertThat(statuses).as(sent.toString()).containsExactly(200, 409);
+      attempts(id)
+          .then()
+          .body("attempts.sentUnknown", contains(sent.get(0).equals("unknown")))
+          .body("attempts.outcome", contains("retry"));
+    }
   }
 
   @Test
