@@ -48,22 +48,31 @@ WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM ins
 -- (changed only for the first entry of that key) or the one that was there, which the snapshot
 -- shows and the insert cannot have added to. An entry without a row is decided alone. Held or
 -- pending as for a single enqueue.
+-- The keys are inserted in key order, whatever the batch's order: an insert of a key that another
+-- uncommitted batch has inserted waits for that batch, so two batches of the same keys in other
+-- orders would each wait for the other (a deadlock). The ids are drawn first, in the batch's
+-- order, so that the batch's items are still claimed in the order it lists them.
 WITH input AS (
   SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb))
                 AS e(ord int, dedupe_key text, payload jsonb, priority int, max_attempts int,
                      run_at timestamptz, traceparent text)
 ),
+numbered AS MATERIALIZED (
+  SELECT e.*, nextval(CAST('item_id_seq' AS regclass)) AS id
+  FROM (SELECT * FROM input ORDER BY ord) e
+),
 inserted AS (
-  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
+  INSERT INTO item (id, queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
                     traceparent, state)
-  SELECT :queue, dedupe_key, payload, priority,
+  OVERRIDING SYSTEM VALUE
+  SELECT id, :queue, dedupe_key, payload, priority,
          coalesce(max_attempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                   :defaultMaxAttempts),
          coalesce(run_at, now()), :enqueuedBy, traceparent,
          CASE WHEN (SELECT require_approval FROM queue_policy WHERE queue = :queue)
               THEN 'held' ELSE 'pending' END
-  FROM input
-  ORDER BY ord
+  FROM numbered
+  ORDER BY dedupe_key, ord
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
 ),
@@ -472,7 +481,8 @@ LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown FROM attempt a WHERE a.item_
 -- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
 -- or not; an item two entries name comes back once, as this statement left it. Of entries that
 -- name one claim, the first (by position) is the one applied, as if the entries came one by one:
--- the later ones are its repeats.
+-- the later ones are its repeats. Every named item is locked first, in id order (named): two
+-- batches that lock the same items in other orders would each wait for the other (a deadlock).
 WITH input AS (
   SELECT DISTINCT ON (e.id, e.claim_token) e.id, e.claim_token, e.external_ref
   FROM ROWS FROM (jsonb_to_recordset(CAST(:batch AS jsonb))
@@ -480,10 +490,13 @@ WITH input AS (
          AS e(id, claim_token, external_ref, ord)
   ORDER BY e.id, e.claim_token, e.ord
 ),
+named AS MATERIALIZED (
+  SELECT id FROM item WHERE id IN (SELECT id FROM input) ORDER BY id FOR NO KEY UPDATE
+),
 finished AS (
   UPDATE item i SET state = 'done', external_ref = input.external_ref, lease_seconds = NULL,
                     lease_expires_at = NULL, updated_at = now()
-  FROM input
+  FROM input JOIN named ON named.id = input.id
   WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
   RETURNING i.*
 ),
@@ -493,7 +506,7 @@ closed AS (
 ),
 unchanged AS (
   SELECT * FROM item
-  WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
+  WHERE id IN (SELECT id FROM named) AND id NOT IN (SELECT id FROM finished)
   FOR SHARE
 )
 -- held_since and last_outcome as in complete.
@@ -505,8 +518,9 @@ SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id
 
 -- name: fail-batch
 -- The batch form of fail, with exactly its conditions; each entry brings its own schedule. Of
--- entries that name one claim, the first (by position) is applied, as in complete-batch; the
--- claims are read locked, in id order, as fail reads its one.
+-- entries that name one claim, the first (by position) is applied, and every named item is locked
+-- first, in id order, both as in complete-batch; the judgement reads the locked rows, so each
+-- claim as it is now, as fail does.
 WITH entry AS (
   SELECT DISTINCT ON (e.id, e.claim_token) e.id, e.claim_token, e.error, e.retryable,
          e.sent_unknown, e.delays
@@ -516,12 +530,11 @@ WITH entry AS (
          AS e(id, claim_token, error, retryable, sent_unknown, delays, ord)
   ORDER BY e.id, e.claim_token, e.ord
 ),
-current AS (
-  SELECT i.id, i.queue, i.attempts, i.lease_seconds, i.created_at
-  FROM item i JOIN entry e ON e.id = i.id AND e.claim_token = i.claim_token
-  WHERE i.state = 'sending'
-  ORDER BY i.id
-  FOR NO KEY UPDATE OF i
+named AS MATERIALIZED (
+  SELECT id, queue, claim_token, state, attempts, lease_seconds, created_at FROM item
+  WHERE id IN (SELECT id FROM entry)
+  ORDER BY id
+  FOR NO KEY UPDATE
 ),
 input AS (
   SELECT e.*,
@@ -531,9 +544,10 @@ input AS (
            AND now() + e.delays[least(c.attempts, cardinality(e.delays))] * interval '1 second'
                > c.created_at + (p.provider_key_ttl_seconds - c.lease_seconds) * interval '1 second'
            AS past_horizon
-  FROM current c
-  JOIN entry e ON e.id = c.id
+  FROM named c
+  JOIN entry e ON e.id = c.id AND e.claim_token = c.claim_token
   LEFT JOIN queue_policy p ON p.queue = c.queue
+  WHERE c.state = 'sending'
 ),
 finished AS (
   UPDATE item i SET
@@ -564,7 +578,7 @@ closed AS (
 ),
 unchanged AS (
   SELECT * FROM item
-  WHERE id IN (SELECT id FROM entry) AND id NOT IN (SELECT id FROM finished)
+  WHERE id IN (SELECT id FROM named) AND id NOT IN (SELECT id FROM finished)
   FOR SHARE
 )
 -- held_since, last_outcome and last_sent_unknown as in fail.

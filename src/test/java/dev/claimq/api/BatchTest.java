@@ -96,6 +96,143 @@ class BatchTest extends AsAdmin {
   }
 
   @Test
+  void a_batchs_items_are_claimed_in_the_order_it_lists_them() {
+    String queue = uniqueQueue("batchfifo");
+    List<String> keys = List.of("z", "m", "a", "q");
+    enqueueBatch(
+            queue,
+            keys.stream().map(k -> Map.<String, Object>of("dedupeKey", k, "payload", 1)).toList())
+        .then()
+        .statusCode(200);
+
+    List<String> claimed =
+        json()
+            .body(Map.of("max", 4))
+            .post("/v1/queues/{q}/claim:batch", queue)
+            .path("items.dedupeKey");
+    assertThat(claimed).isEqualTo(keys);
+  }
+
+  @Test
+  void concurrent_batches_of_the_same_keys_in_other_orders_create_each_item_once()
+      throws Exception {
+    // Two agents proposing the same work in another order: each waits for the other's insert of
+    // a key it also inserts. Taken in the batch's order, that is a deadlock, refused as an error.
+    for (int round = 0; round < 10; round++) {
+      String queue = uniqueQueue("batchorder");
+      List<Map<String, Object>> items =
+          IntStream.range(0, 100)
+              .mapToObj(i -> Map.<String, Object>of("dedupeKey", "k" + i, "payload", i))
+              .toList();
+      List<Map<String, Object>> reversed = new ArrayList<>(items);
+      java.util.Collections.reverse(reversed);
+
+      List<Response> answers =
+          dev.claimq.Race.of(2, client -> enqueueBatch(queue, client == 0 ? items : reversed));
+
+      List<Integer> statuses = new ArrayList<>();
+      for (Response answer : answers) {
+        assertThat(answer.statusCode()).as(answer.asString()).isEqualTo(200);
+        statuses.addAll(answer.path("results.status"));
+      }
+      assertThat(statuses).filteredOn(s -> s == 201).hasSize(100);
+      assertThat(statuses).filteredOn(s -> s == 200).hasSize(100);
+    }
+  }
+
+  @Test
+  void concurrent_batch_finishes_of_the_same_claims_in_other_orders_finish_each_once()
+      throws Exception {
+    // A worker's batch sent again, reordered, while the first is still running, and a batch fail
+    // of the same claims: each locks the items it finishes, and taken in the order sent, two of
+    // them would each wait for the other (a deadlock).
+    for (int round = 0; round < 10; round++) {
+      String queue = uniqueQueue("finishorder");
+      enqueueBatch(
+              queue,
+              IntStream.range(0, 50)
+                  .mapToObj(i -> Map.<String, Object>of("dedupeKey", "k" + i, "payload", i))
+                  .toList())
+          .then()
+          .statusCode(200);
+      List<Map<String, Object>> claimed =
+          json().body(Map.of("max", 50)).post("/v1/queues/{q}/claim:batch", queue).path("items");
+      List<Map<String, Object>> completes = new ArrayList<>();
+      List<Map<String, Object>> fails = new ArrayList<>();
+      for (Map<String, Object> item : claimed) {
+        completes.add(Map.of("id", item.get("id"), "claimToken", item.get("claimToken")));
+        fails.add(Map.of("id", item.get("id"), "claimToken", item.get("claimToken"), "error", "x"));
+      }
+      List<Map<String, Object>> reversed = new ArrayList<>(completes);
+      java.util.Collections.reverse(reversed);
+      java.util.Collections.shuffle(fails, new java.util.Random(round));
+
+      List<Response> answers =
+          dev.claimq.Race.of(
+              3,
+              client ->
+                  literal()
+                      .body(Map.of("items", List.of(completes, reversed, fails).get(client)))
+                      .post(client == 2 ? "/v1/items:fail" : "/v1/items:complete"));
+
+      int finishedHere = 0;
+      for (Response answer : answers) {
+        assertThat(answer.statusCode()).as(answer.asString()).isEqualTo(200);
+        finishedHere +=
+            (int)
+                answer.<List<Integer>>path("results.status").stream().filter(s -> s == 200).count();
+      }
+      // Each claim finished once; its repeats in the other batch of its kind answer 200 too.
+      assertThat(finishedHere).isGreaterThanOrEqualTo(50);
+      given()
+          .queryParam("queue", queue)
+          .queryParam("state", "sending")
+          .get("/v1/items")
+          .then()
+          .body("items.size()", equalTo(0));
+    }
+  }
+
+  @Test
+  void concurrent_batch_completes_naming_each_others_claims_with_old_tokens_never_deadlock()
+      throws Exception {
+    // Two workers, each completing its own claims and, with an old token, claims the other now
+    // holds: each batch changes its own items and reads the other's, so the reads wait for the
+    // other batch's changes. Taken in the order sent, the two would each wait for the other.
+    for (int round = 0; round < 10; round++) {
+      String queue = uniqueQueue("crossorder");
+      List<List<Map<String, Object>>> batches = List.of(new ArrayList<>(), new ArrayList<>());
+      for (int i = 0; i < 40; i++) {
+        String id = enqueued(queue, "k" + i, i);
+        Object old = json().body(Map.of()).post("/v1/items/{id}/claim", id).path("claimToken");
+        json()
+            .body(Map.of("claimToken", old))
+            .post("/v1/items/{id}/release", id)
+            .then()
+            .statusCode(200);
+        Object current = json().body(Map.of()).post("/v1/items/{id}/claim", id).path("claimToken");
+        // Items of even i are worker 0's now, of odd i worker 1's; each names the other's too.
+        batches.get(i % 2).add(Map.of("id", id, "claimToken", current));
+        batches.get(1 - i % 2).add(Map.of("id", id, "claimToken", old));
+      }
+      java.util.Collections.reverse(batches.get(1));
+
+      List<Response> answers =
+          dev.claimq.Race.of(
+              2,
+              worker ->
+                  literal().body(Map.of("items", batches.get(worker))).post("/v1/items:complete"));
+
+      for (Response answer : answers) {
+        assertThat(answer.statusCode()).as(answer.asString()).isEqualTo(200);
+        assertThat(answer.<List<Integer>>path("results.status"))
+            .filteredOn(s -> s == 200)
+            .hasSize(20);
+      }
+    }
+  }
+
+  @Test
   void claim_with_max_hands_out_distinct_items_in_claim_order_with_their_own_tokens() {
     String queue = uniqueQueue("claimmax");
     List<String> ids = new ArrayList<>();
