@@ -45,7 +45,9 @@ public class BatchFinishResource {
       description =
           "Each entry is decided exactly as a single complete: 200 (also for a repeat of an"
               + " accepted complete), 404 no such item, 409 the token is not the item's current"
-              + " claim. One statement for the whole batch.")
+              + " claim, or this claim completed it with another externalRef. Entries that name"
+              + " one claim are taken in order, as if sent one by one: the first is applied, each"
+              + " later one answers as its repeat. One statement for the whole batch.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Uni<Views.BatchResults> complete(@Valid @NotNull Requests.CompleteBatch body) {
@@ -82,7 +84,9 @@ public class BatchFinishResource {
       summary = "Report up to 500 failed attempts at once",
       description =
           "Each entry is decided exactly as a single fail (its own backoff, its own cap): 200,"
-              + " 404 or 409. One statement for the whole batch.")
+              + " 404 or 409. Entries that name one claim are taken in order, as if sent one by"
+              + " one: the first is applied, each later one answers as its repeat. One statement"
+              + " for the whole batch.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Uni<Views.BatchResults> fail(@Valid @NotNull Requests.FailBatch body) {
