@@ -352,6 +352,11 @@ FROM claimed;
 -- heartbeat or intent says it was sent already; done already, it is a send that went out twice,
 -- counted. Any other token changes nothing. The answer stays a refusal (changed is false), with
 -- late saying the report was recorded.
+-- A late success locks the item (target) before the attempt it records on: the item, then its
+-- attempts, is the order every other statement takes. Taken the other way round, a finish with
+-- another token that holds the item and reads its latest attempt locked (last_outcome, here and
+-- in fail, release and the batches) would wait for this statement while it waits for that one (a
+-- deadlock).
 WITH finished AS (
   UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
                   lease_expires_at = NULL, updated_at = now()
@@ -362,11 +367,16 @@ closed AS (
   UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
   FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
 ),
+target AS MATERIALIZED (
+  SELECT id FROM item
+  WHERE id = :id AND CAST(:externalRef AS text) IS NOT NULL AND NOT EXISTS (SELECT FROM finished)
+  FOR NO KEY UPDATE
+),
 late AS (
   UPDATE attempt a SET late_external_ref = CAST(:externalRef AS text), late_reported_at = now(),
                        late_reported_by = :actor
-  WHERE a.item_id = :id AND CAST(:externalRef AS text) IS NOT NULL
-    AND NOT EXISTS (SELECT FROM finished)
+  FROM target
+  WHERE a.item_id = target.id
     -- The claim may be the item's latest, ended by its own fail or release: the send happened
     -- all the same. A repeat of its own complete finds its attempt done.
     AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex')
