@@ -203,12 +203,12 @@ class ConcurrentMixTest extends AsAdmin {
     try (LogCapture log = LogCapture.start(Level.SEVERE);
         Connection finish = dataSource.getConnection()) {
       finish.setAutoCommit(false);
-      long pid = first(finish, "SELECT pg_backend_pid()");
+      long pid = dev.claimq.Locks.pidOf(finish);
       first(finish, "SELECT id FROM item WHERE id = " + Long.parseLong(id) + " FOR SHARE");
       CompletableFuture<Response> late =
           CompletableFuture.supplyAsync(
               () -> complete(id, Map.of("claimToken", token, "externalRef", "msg_late")));
-      awaitBlockedBy(pid);
+      dev.claimq.Locks.awaitBlockedBy(dataSource, pid);
       first(
           finish,
           "SELECT 1 FROM attempt WHERE item_id = "
@@ -229,27 +229,6 @@ class ConcurrentMixTest extends AsAdmin {
       assertThat(row.next()).as(sql).isTrue();
       return row.getLong(1);
     }
-  }
-
-  /** Waits up to 5 s until a statement of another session waits for this backend's locks. */
-  private void awaitBlockedBy(long pid) throws Exception {
-    Instant deadline = Instant.now().plusSeconds(5);
-    try (Connection connection = dataSource.getConnection();
-        PreparedStatement blocked =
-            connection.prepareStatement(
-                "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))")) {
-      blocked.setLong(1, pid);
-      while (Instant.now().isBefore(deadline)) {
-        try (ResultSet row = blocked.executeQuery()) {
-          row.next();
-          if (row.getLong(1) > 0) {
-            return;
-          }
-        }
-        Thread.sleep(10);
-      }
-    }
-    throw new AssertionError("the late complete never waited for the item");
   }
 
   /** One thread's calls: each step picks a call at random and checks its answer. */

@@ -15,6 +15,7 @@ import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.Locks;
 import dev.claimq.LogCapture;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
@@ -97,8 +98,6 @@ class IdempotencyHorizonTest extends AsAdmin {
     String id = enqueued(queue, "k", 1);
     String token = claim(id, Map.of()).path("claimToken");
 
-    java.util.concurrent.ExecutorService pool =
-        java.util.concurrent.Executors.newSingleThreadExecutor();
     try (Connection heartbeat = dataSource.getConnection()) {
       // The heartbeat's own change (a 15 s lease), held uncommitted while the fail arrives.
       heartbeat.setAutoCommit(false);
@@ -109,21 +108,15 @@ class IdempotencyHorizonTest extends AsAdmin {
         extend.setLong(1, Long.parseLong(id));
         assertThat(extend.executeUpdate()).isEqualTo(1);
       }
-      java.util.concurrent.Future<io.restassured.response.Response> failed =
-          pool.submit(
-              () ->
-                  fail(id, Map.of("claimToken", token, "error", "busy", "retryAfterSeconds", 20)));
-      awaitBlockedBy(heartbeat);
-      heartbeat.commit();
 
-      failed
-          .get(30, java.util.concurrent.TimeUnit.SECONDS)
+      Locks.sentWhileHeld(
+              dataSource,
+              heartbeat,
+              () -> fail(id, Map.of("claimToken", token, "error", "busy", "retryAfterSeconds", 20)))
           .then()
           .statusCode(200)
           .body("state", equalTo("failed"))
           .body("lastError", equalTo("idempotency horizon passed: busy"));
-    } finally {
-      pool.shutdownNow();
     }
   }
 
@@ -268,33 +261,6 @@ class IdempotencyHorizonTest extends AsAdmin {
       claim(expiring, Map.of("leaseSeconds", 1)).then().statusCode(200);
       awaitState(expiring, "pending");
       assertThat(log.errors()).isEmpty();
-    }
-  }
-
-  /** Waits until another session waits for a lock this connection's transaction holds. */
-  private void awaitBlockedBy(Connection holder) throws Exception {
-    int pid;
-    try (PreparedStatement own = holder.prepareStatement("SELECT pg_backend_pid()");
-        java.sql.ResultSet row = own.executeQuery()) {
-      row.next();
-      pid = row.getInt(1);
-    }
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
-    try (Connection watcher = dataSource.getConnection();
-        PreparedStatement blocked =
-            watcher.prepareStatement(
-                "SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))")) {
-      blocked.setInt(1, pid);
-      while (true) {
-        try (java.sql.ResultSet row = blocked.executeQuery()) {
-          row.next();
-          if (row.getLong(1) > 0) {
-            return;
-          }
-        }
-        assertThat(System.nanoTime()).as("a session blocked by the heartbeat").isLessThan(deadline);
-        Thread.sleep(20);
-      }
     }
   }
 
