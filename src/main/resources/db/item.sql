@@ -607,8 +607,9 @@ LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown FROM attempt a WHERE a.item_
 -- idempotency key stay, so the provider still recognises earlier sends of this item, unless the
 -- provider's idempotency horizon has passed (the queue's providerKeyTtl after the item was
 -- created, less a lease): then only a forced retry goes ahead, and its answer says so. A proposal
--- an operator rejected (cancelled by its latest action, a reject) was never approved: it goes back
--- to held, before the approval gate, and never straight to the workers.
+-- an operator rejected (its latest approval decision a reject: item.rejected, read from the locked
+-- row) was never approved: it goes back to held, before the approval gate, and never straight to
+-- the workers.
 WITH target AS (
   SELECT i.id,
          p.provider_key_ttl_seconds IS NOT NULL
@@ -619,9 +620,7 @@ WITH target AS (
   WHERE i.id = :id
 ),
 retried AS (
-  UPDATE item i SET state = CASE WHEN (SELECT a.action FROM item_action a WHERE a.item_id = i.id
-                                       ORDER BY a.id DESC LIMIT 1) = 'reject'
-                                 THEN 'held' ELSE 'pending' END,
+  UPDATE item i SET state = CASE WHEN i.rejected THEN 'held' ELSE 'pending' END,
                     attempts = 0, run_at = now(), claim_token = NULL, updated_at = now()
   FROM target
   WHERE i.id = target.id AND i.state IN ('failed', 'cancelled') AND i.pruned_at IS NULL
@@ -688,11 +687,12 @@ chosen AS (
 ),
 acted AS (
   UPDATE item i SET
-    state = CASE WHEN :action = 'retry'
-                   AND (SELECT a.action FROM item_action a WHERE a.item_id = i.id
-                        ORDER BY a.id DESC LIMIT 1) = 'reject' THEN 'held'
+    state = CASE WHEN :action = 'retry' AND i.rejected THEN 'held'
                  WHEN :action IN ('retry', 'approve') THEN 'pending'
                  ELSE 'cancelled' END,
+    rejected = CASE WHEN :action = 'reject' THEN true
+                    WHEN :action = 'approve' THEN false
+                    ELSE i.rejected END,
     attempts = CASE WHEN :action = 'retry' THEN 0 ELSE i.attempts END,
     run_at = CASE WHEN :action = 'retry' THEN now() ELSE i.run_at END,
     last_error = CASE WHEN :action = 'reject' THEN CAST(:note AS text) ELSE i.last_error END,
@@ -856,7 +856,7 @@ SELECT false, * FROM unchanged;
 -- An operator lets a held item go: pending, due at its runAt, claimable like any other. Only a
 -- held item can be approved, so of concurrent approvals and rejections exactly one takes effect.
 WITH approved AS (
-  UPDATE item SET state = 'pending', updated_at = now()
+  UPDATE item SET state = 'pending', rejected = false, updated_at = now()
   WHERE id = :id AND state = 'held'
   RETURNING *
 ),
@@ -875,7 +875,7 @@ SELECT false, * FROM unchanged;
 -- An operator refuses a held item: cancelled, never sent. The reason is kept as the item's last
 -- error, where its proposer reads it, and in the action's note.
 WITH rejected AS (
-  UPDATE item SET state = 'cancelled', last_error = :reason, updated_at = now()
+  UPDATE item SET state = 'cancelled', rejected = true, last_error = :reason, updated_at = now()
   WHERE id = :id AND state = 'held'
   RETURNING *
 ),

@@ -16,6 +16,7 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.Locks;
 import dev.claimq.Race;
 import dev.claimq.maintenance.QueueSampler;
 import dev.claimq.telemetry.MetricValues;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class ApprovalGateTest extends AsAdmin {
   @Inject QueueSampler sampler;
+  @Inject javax.sql.DataSource dataSource;
 
   @Test
   void a_new_item_of_a_gated_queue_is_held_unclaimable_and_says_who_proposed_it() {
@@ -122,6 +124,38 @@ class ApprovalGateTest extends AsAdmin {
     assertThat(claimedNext(queue, "w").<String>path("id")).isEqualTo(id);
     assertThat(actions(id, "action"))
         .containsExactly("reject", "retry", "reject", "retry", "approve");
+  }
+
+  @Test
+  void a_retry_that_waited_for_an_approval_and_a_cancel_frees_the_approved_item() throws Exception {
+    String queue = gated("gate-retry-race");
+    String id = enqueued(queue, "k", 1);
+    reject(id, Map.of("reason", "Wrong recipient")).then().statusCode(200);
+    long item = Long.parseLong(id);
+
+    try (java.sql.Connection operators = dataSource.getConnection()) {
+      // Other operators' retry, approval and cancel, as their statements make them, held
+      // uncommitted while this retry arrives: it reads the item rejected and waits for the row.
+      operators.setAutoCommit(false);
+      try (java.sql.Statement statement = operators.createStatement()) {
+        statement.executeUpdate(
+            "UPDATE item SET state = 'cancelled', rejected = false WHERE id = " + item);
+        statement.executeUpdate(
+            "INSERT INTO item_action (item_id, action, actor) VALUES ("
+                + item
+                + ", 'retry', 'op'), ("
+                + item
+                + ", 'approve', 'op'), ("
+                + item
+                + ", 'cancel', 'op')");
+      }
+
+      // Approved since its rejection: retried to the workers, not held for a second approval.
+      Locks.sentWhileHeld(dataSource, operators, () -> retry(id))
+          .then()
+          .statusCode(200)
+          .body("state", equalTo("pending"));
+    }
   }
 
   @Test

@@ -201,10 +201,7 @@ class ConcurrentGateMixTest extends AsAdmin {
 
     // The gate. An item is held only from its enqueue, or from a retry of its rejection, until an
     // approval or a rejection; once approved, it is not held again. So an item is approved once at
-    // most, never rejected after its approval, and every attempt comes after the approval. (A retry
-    // reads the item's latest action from its snapshot: one whose snapshot predates an approval and
-    // a cancel that commit before it locks the item would hold the item again, for a second
-    // approval. That is safe, and needs two commits within a retry's first microseconds.)
+    // most, never rejected after its approval, and every attempt comes after the approval.
     Map<String, String> approvals =
         rows(
             "SELECT x.item_id, count(*) FROM item_action x JOIN item i ON i.id = x.item_id"
