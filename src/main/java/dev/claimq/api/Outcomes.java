@@ -6,6 +6,7 @@ import dev.claimq.store.Item;
 import dev.claimq.store.ItemState;
 import dev.claimq.telemetry.ItemLog;
 import java.time.Duration;
+import java.util.Set;
 
 /**
  * The one table from what a use case did to what the client hears: the status, and for a refusal
@@ -41,6 +42,28 @@ final class Outcomes {
     };
   }
 
+  /**
+   * An operator's action refused for the item's state. The answer shows the item as it is after the
+   * refusal, which can be a state the action takes (a concurrent change committed while the
+   * action's statement ran, after it had judged the item): then that is what the detail says.
+   */
+  private static String notInThisState(
+      Item item, Set<ItemState> takes, String rule, String action) {
+    String state = item.state.wireName();
+    if (takes.contains(item.state)) {
+      return "Item "
+          + item.id
+          + " became "
+          + state
+          + " while this "
+          + action
+          + " ran, in a change made at the same moment: send the "
+          + action
+          + " again if it still applies.";
+    }
+    return "Item " + item.id + " is " + state + ": " + rule;
+  }
+
   /** Why a refusal, in words a client can act on; {@code id} is the id as the client named it. */
   static String detail(Outcome outcome, String id, Item item) {
     return switch (outcome) {
@@ -63,30 +86,27 @@ final class Outcomes {
               ? "Item "
                   + item.id
                   + " is a tombstone: its payload was pruned, so it cannot be sent again."
-              : "Item "
-                  + item.id
-                  + " is "
-                  + item.state.wireName()
-                  + ": only failed or cancelled items can be retried.";
+              : notInThisState(
+                  item,
+                  Set.of(ItemState.FAILED, ItemState.CANCELLED),
+                  "only failed or cancelled items can be retried.",
+                  "retry");
       case NOT_CANCELLABLE ->
-          "Item "
-              + item.id
-              + " is "
-              + item.state.wireName()
-              + ": only pending or failed items can be cancelled.";
+          notInThisState(
+              item,
+              Set.of(ItemState.PENDING, ItemState.FAILED),
+              "only pending or failed items can be cancelled.",
+              "cancel");
       case NOT_RESOLVABLE ->
-          "Item "
-              + item.id
-              + " is "
-              + item.state.wireName()
-              + ": only failed items can be resolved.";
+          notInThisState(
+              item, Set.of(ItemState.FAILED), "only failed items can be resolved.", "resolve");
       case NOT_HELD ->
-          "Item "
-              + item.id
-              + " is "
-              + item.state.wireName()
-              + ": only held items can be approved or rejected (another operator may have"
-              + " decided first).";
+          notInThisState(
+              item,
+              Set.of(ItemState.HELD),
+              "only held items can be approved or rejected (another operator may have decided"
+                  + " first).",
+              "decision");
       case RELEASE_LIMIT ->
           "Item "
               + item.id

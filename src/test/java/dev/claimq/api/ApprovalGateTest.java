@@ -159,6 +159,36 @@ class ApprovalGateTest extends AsAdmin {
   }
 
   @Test
+  void a_retry_refused_while_a_rejection_commits_says_the_item_changed_meanwhile()
+      throws Exception {
+    String id = enqueued(gated("gate-retry-reject-race"), "k", 1);
+
+    try (java.sql.Connection operator = dataSource.getConnection()) {
+      // Another operator's rejection, held uncommitted: the retry judges the item held (not
+      // retryable), then reads it for its answer after the rejection, cancelled.
+      operator.setAutoCommit(false);
+      try (java.sql.Statement statement = operator.createStatement()) {
+        statement.executeUpdate(
+            "UPDATE item SET state = 'cancelled', rejected = true, last_error = 'No'"
+                + " WHERE id = "
+                + Long.parseLong(id));
+      }
+
+      // Not "is cancelled: only failed or cancelled items can be retried", which contradicts
+      // itself: the retry may be sent again.
+      problem(Locks.sentWhileHeld(dataSource, operator, () -> retry(id)), 409, "state-conflict")
+          .body(
+              "detail",
+              equalTo(
+                  "Item "
+                      + id
+                      + " became cancelled while this retry ran, in a change made at the same"
+                      + " moment: send the retry again if it still applies."));
+    }
+    retry(id).then().statusCode(200).body("state", equalTo("held"));
+  }
+
+  @Test
   void a_bulk_retry_of_cancelled_items_holds_the_rejected_and_frees_the_approved() {
     String queue = gated("gate-bulk-retry");
     String rejected = enqueued(queue, "rejected", 1);
