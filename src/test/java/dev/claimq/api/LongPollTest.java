@@ -73,7 +73,7 @@ class LongPollTest extends AsAdmin {
     List<Long> latencies = new ArrayList<>();
     for (int round = 0; round < 5; round++) {
       String queue = uniqueQueue("wake");
-      int before = waiters.parked();
+      int before = parkedBefore();
       CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
       awaitParked(before + 1);
 
@@ -95,7 +95,7 @@ class LongPollTest extends AsAdmin {
   @Test
   void work_enqueued_through_another_instance_wakes_a_claim_parked_here() throws Exception {
     String queue = uniqueQueue("elsewhere");
-    int before = waiters.parked();
+    int before = parkedBefore();
     CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
     awaitParked(before + 1);
 
@@ -119,7 +119,7 @@ class LongPollTest extends AsAdmin {
       assertThat(replaced).isNotEqualTo(stopped);
 
       String queue = uniqueQueue("relisten");
-      int before = waiters.parked();
+      int before = parkedBefore();
       CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
       awaitParked(before + 1);
       enqueuedElsewhere(queue);
@@ -289,7 +289,7 @@ class LongPollTest extends AsAdmin {
         .post("/v1/items/{id}/fail", id)
         .then()
         .statusCode(200);
-    int before = waiters.parked();
+    int before = parkedBefore();
     CompletableFuture<HttpResponse<String>> parked = claimNext(queue, 10);
     awaitParked(before + 1);
 
@@ -320,7 +320,7 @@ class LongPollTest extends AsAdmin {
   void two_hundred_parked_claims_hold_no_connection_and_delay_no_other_request() throws Exception {
     String parkedQueue = uniqueQueue("parked");
     int parkedCount = 200;
-    int before = waiters.parked();
+    int before = parkedBefore();
     List<CompletableFuture<HttpResponse<String>>> parked = new ArrayList<>();
     for (int i = 0; i < parkedCount; i++) {
       parked.add(claimNext(parkedQueue, 20));
@@ -372,7 +372,7 @@ class LongPollTest extends AsAdmin {
   void long_polls_arriving_while_others_wait_on_an_empty_queue_park_without_a_look()
       throws Exception {
     String queue = uniqueQueue("crowd");
-    int before = waiters.parked();
+    int before = parkedBefore();
     CompletableFuture<HttpResponse<String>> first = claimNext(queue, 20);
     awaitParked(before + 1);
     // An item that no signal announced: inserted by hand, as no enqueue does.
@@ -444,7 +444,7 @@ class LongPollTest extends AsAdmin {
   @Test
   void parked_claims_wake_oldest_first_and_the_parked_count_follows_every_one() throws Exception {
     String queue = uniqueQueue("order");
-    int before = waiters.parked();
+    int before = parkedBefore();
     List<String> woken = new java.util.concurrent.CopyOnWriteArrayList<>();
     for (String claim : List.of("first", "second", "third")) {
       waiters
@@ -485,6 +485,20 @@ class LongPollTest extends AsAdmin {
                     "{\"worker\": \"poller\", \"waitSeconds\": " + waitSeconds + "}"))
             .build();
     return http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The claims parked before a step parks its own: none, once the earlier steps' claims have left.
+   * A claim leaves the count a moment after its client has its answer; counted, and then leaving
+   * while the step's own claim parks, it would have the step wait for a count never reached.
+   */
+  private int parkedBefore() throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (waiters.parked() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(waiters.parked()).as("claims still parked from earlier steps").isZero();
+    return 0;
   }
 
   private void awaitParked(int count) throws InterruptedException {
