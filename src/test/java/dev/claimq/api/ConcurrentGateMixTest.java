@@ -24,9 +24,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
 import java.net.URI;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -159,45 +156,7 @@ class ConcurrentGateMixTest extends AsAdmin {
         .post("/v1/queues/{q}/items:batch", queue)
         .then()
         .statusCode(200);
-    Map<String, Integer> perKey =
-        rows(
-            "SELECT dedupe_key, count(*) FROM item WHERE queue = ? GROUP BY dedupe_key",
-            queue,
-            row -> Map.entry(row.getString(1), row.getInt(2)));
-    assertThat(perKey)
-        .as("items per dedupe key")
-        .hasSize(ROUNDS * ITEMS)
-        .allSatisfy((k, n) -> n.equals(1));
-    assertThat(
-            rows(
-                "SELECT i.id, i.state, count(a.id) FILTER (WHERE a.finished_at IS NULL)"
-                    + " FROM item i LEFT JOIN attempt a ON a.item_id = i.id WHERE i.queue = ?"
-                    + " GROUP BY i.id, i.state"
-                    + " HAVING count(a.id) FILTER (WHERE a.finished_at IS NULL)"
-                    + "   <> CASE WHEN i.state = 'sending' THEN 1 ELSE 0 END",
-                queue,
-                row -> Map.entry(row.getString(1), row.getString(2) + "/" + row.getInt(3))))
-        .as("items whose open attempts (state/open) are not one exactly when sending")
-        .isEmpty();
-    assertThat(
-            rows(
-                "SELECT i.id, i.attempts || '/' || a.attempt FROM item i"
-                    + " JOIN attempt a ON a.item_id = i.id AND a.finished_at IS NULL"
-                    + " WHERE i.queue = ? AND (a.attempt <> i.attempts OR i.claim_token IS NULL"
-                    + "   OR a.token_hash <> encode(sha256(convert_to(i.claim_token, 'UTF8')),"
-                    + "                             'hex'))",
-                queue,
-                row -> Map.entry(row.getString(1), row.getString(2))))
-        .as("open attempts that are not the item's current claim")
-        .isEmpty();
-    assertThat(
-            rows(
-                "SELECT id, state FROM item WHERE queue = ?"
-                    + " AND (state = 'sending') <> (lease_expires_at IS NOT NULL)",
-                queue,
-                row -> Map.entry(row.getString(1), row.getString(2))))
-        .as("items with a lease exactly when sending")
-        .isEmpty();
+    ItemRows.consistent(dataSource, queue, ROUNDS * ITEMS);
 
     // The gate. An item is held only from its enqueue, or from a retry of its rejection, until an
     // approval or a rejection; once approved, it is not held again. So an item is approved once at
@@ -717,23 +676,8 @@ class ConcurrentGateMixTest extends AsAdmin {
     return Map.of("key", key);
   }
 
-  interface RowReader<T> {
-    T read(ResultSet row) throws SQLException;
-  }
-
-  private <K, V> Map<K, V> rows(String sql, String queue, RowReader<Map.Entry<K, V>> reader)
-      throws SQLException {
-    Map<K, V> found = new LinkedHashMap<>();
-    try (Connection connection = dataSource.getConnection();
-        PreparedStatement statement = connection.prepareStatement(sql)) {
-      statement.setString(1, queue);
-      try (ResultSet row = statement.executeQuery()) {
-        while (row.next()) {
-          Map.Entry<K, V> entry = reader.read(row);
-          found.put(entry.getKey(), entry.getValue());
-        }
-      }
-    }
-    return found;
+  private <K, V> Map<K, V> rows(
+      String sql, String queue, ItemRows.RowReader<Map.Entry<K, V>> reader) throws SQLException {
+    return ItemRows.rows(dataSource, sql, queue, reader);
   }
 }
