@@ -13,30 +13,38 @@
 -- name: enqueue
 -- The unique (queue, dedupe_key) constraint decides: of any number of concurrent inserts of one
 -- key, exactly one inserts. DO NOTHING (not DO UPDATE), so a duplicate writes nothing. When the
--- key was taken, the row that holds it comes back unchanged, with whether its payload is equal
--- (jsonb equality: key order and white space do not matter, 1.0 equals 1). No row at all means
--- the holder committed after this statement's snapshot was taken, or was deleted since: go again.
+-- key was taken, the row that holds it comes back unchanged, with the first of the request's
+-- terms that it does not match (differs; NULL for a replay of the same work): the payload (jsonb
+-- equality: key order and white space do not matter, 1.0 equals 1), then each of priority,
+-- maxAttempts and runAt that the request gives (one it leaves out is not compared; runAt with the
+-- run_at the enqueue set, not the one retries moved). No row at all means the holder committed
+-- after this statement's snapshot was taken, or was deleted since: go again.
 -- An item without maxAttempts takes the queue's policy, or else the service's default. A replay
 -- keeps the holder's traceparent: the item's trace is the one that made it. A queue whose policy
 -- requires approval takes the item in held, where no claim sees it until an operator approves it.
 WITH inserted AS (
-  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
-                    traceparent, state)
-  VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), :priority,
+  INSERT INTO item (queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_run_at,
+                    enqueued_by, traceparent, state)
+  VALUES (:queue, :dedupeKey, CAST(:payload AS jsonb), coalesce(:priority, 0),
           coalesce(:maxAttempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                    :defaultMaxAttempts),
-          coalesce(:runAt, now()), :enqueuedBy, :traceparent,
+          coalesce(:runAt, now()), coalesce(:runAt, now()), :enqueuedBy, :traceparent,
           CASE WHEN (SELECT require_approval FROM queue_policy WHERE queue = :queue)
                THEN 'held' ELSE 'pending' END)
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
 )
-SELECT true AS changed, true AS same_payload, * FROM inserted
+SELECT true AS changed, CAST(NULL AS text) AS differs, * FROM inserted
 UNION ALL
 SELECT false,
-       CASE WHEN pruned_at IS NULL THEN payload = CAST(:payload AS jsonb)
-            ELSE payload_sha256 = encode(sha256(convert_to(CAST(:payload AS jsonb)::text,
-                                                           'UTF8')), 'hex') END,
+       CASE WHEN NOT (CASE WHEN pruned_at IS NULL THEN payload = CAST(:payload AS jsonb)
+                           ELSE payload_sha256
+                                = encode(sha256(convert_to(CAST(:payload AS jsonb)::text,
+                                                           'UTF8')), 'hex') END)
+              THEN 'payload'
+            WHEN priority <> :priority THEN 'priority'
+            WHEN max_attempts <> :maxAttempts THEN 'maxAttempts'
+            WHEN enqueued_run_at <> :runAt THEN 'runAt' END,
        *
 FROM item
 WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM inserted);
@@ -47,7 +55,8 @@ WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM ins
 -- position from 1) comes back with the row that holds its key: the row this statement inserted
 -- (changed only for the first entry of that key) or the one that was there, which the snapshot
 -- shows and the insert cannot have added to. An entry without a row is decided alone. Held or
--- pending as for a single enqueue.
+-- pending, and differs, as for a single enqueue. Two entries of one key in the batch are each
+-- compared with the row (the first one's, when it inserted it).
 -- The keys are inserted in key order, whatever the batch's order: an insert of a key that another
 -- uncommitted batch has inserted waits for that batch, so two batches of the same keys in other
 -- orders would each wait for the other (a deadlock). The ids are drawn first, in the batch's
@@ -62,13 +71,13 @@ numbered AS MATERIALIZED (
   FROM (SELECT * FROM input ORDER BY ord) e
 ),
 inserted AS (
-  INSERT INTO item (id, queue, dedupe_key, payload, priority, max_attempts, run_at, enqueued_by,
-                    traceparent, state)
+  INSERT INTO item (id, queue, dedupe_key, payload, priority, max_attempts, run_at,
+                    enqueued_run_at, enqueued_by, traceparent, state)
   OVERRIDING SYSTEM VALUE
-  SELECT id, :queue, dedupe_key, payload, priority,
+  SELECT id, :queue, dedupe_key, payload, coalesce(priority, 0),
          coalesce(max_attempts, (SELECT max_attempts FROM queue_policy WHERE queue = :queue),
                   :defaultMaxAttempts),
-         coalesce(run_at, now()), :enqueuedBy, traceparent,
+         coalesce(run_at, now()), coalesce(run_at, now()), :enqueuedBy, traceparent,
          CASE WHEN (SELECT require_approval FROM queue_policy WHERE queue = :queue)
               THEN 'held' ELSE 'pending' END
   FROM numbered
@@ -86,10 +95,15 @@ holders AS (
 SELECT input.ord,
        holders.inserted AND input.ord = min(input.ord) OVER (PARTITION BY input.dedupe_key)
          AS changed,
-       CASE WHEN holders.pruned_at IS NULL THEN holders.payload = input.payload
-            ELSE holders.payload_sha256
-                 = encode(sha256(convert_to(input.payload::text, 'UTF8')), 'hex') END
-         AS same_payload,
+       CASE WHEN NOT (CASE WHEN holders.pruned_at IS NULL THEN holders.payload = input.payload
+                           ELSE holders.payload_sha256
+                                = encode(sha256(convert_to(input.payload::text, 'UTF8')), 'hex')
+                      END)
+              THEN 'payload'
+            WHEN holders.priority <> input.priority THEN 'priority'
+            WHEN holders.max_attempts <> input.max_attempts THEN 'maxAttempts'
+            WHEN holders.enqueued_run_at <> input.run_at THEN 'runAt' END
+         AS differs,
        holders.*
 FROM input JOIN holders ON holders.dedupe_key = input.dedupe_key;
 

@@ -65,8 +65,9 @@ final class Outcomes {
   }
 
   /** Why a refusal, in words a client can act on; {@code id} is the id as the client named it. */
-  static String detail(Outcome outcome, String id, Item item) {
-    return switch (outcome) {
+  static String detail(Answer answer, String id) {
+    Item item = answer.item();
+    return switch (answer.outcome()) {
       case NOT_FOUND -> "No item has id '" + id + "'.";
       case STALE_CLAIM ->
           "The claim token is not the current claim of item "
@@ -143,8 +144,9 @@ final class Outcomes {
               + item.id
               + " with dedupe key '"
               + item.dedupeKey
-              + "' and a different payload. A dedupe key names one piece of work: use a new key"
-              + " for different work.";
+              + "' and "
+              + reusedFor(answer.differs(), item)
+              + ". A dedupe key names one piece of work: use a new key for different work.";
       case PAST_HORIZON ->
           "Item "
               + item.id
@@ -156,11 +158,23 @@ final class Outcomes {
     };
   }
 
+  /** What a reused dedupe key's item has that the enqueue asked otherwise. */
+  private static String reusedFor(String differs, Item item) {
+    return switch (differs) {
+      case "priority" -> "priority " + item.priority + ": a replay that gives priority must match";
+      case "maxAttempts" ->
+          "maxAttempts " + item.maxAttempts + ": a replay that gives maxAttempts must match";
+      case "runAt" ->
+          "runAt " + item.enqueuedRunAt + " as enqueued: a replay that gives runAt must match";
+      default -> "a different payload";
+    };
+  }
+
   /** The answer's item when the outcome is a success; a refusal is thrown, as its problem. */
   static Item itemOf(Answer answer, long id) {
     ItemLog.about(answer.item()); // a problem line about this item carries it as fields
     if (of(answer.outcome()).refusal()) {
-      throw new RefusedException(answer.outcome(), Long.toString(id), answer.item());
+      throw new RefusedException(answer, Long.toString(id));
     }
     return answer.item();
   }
@@ -175,7 +189,11 @@ final class Outcomes {
     final Status status;
 
     RefusedException(Outcome outcome, String id, Item item) {
-      this(of(outcome), detail(outcome, id, item));
+      this(new Answer(outcome, item), id);
+    }
+
+    RefusedException(Answer answer, String id) {
+      this(of(answer.outcome()), detail(answer, id));
     }
 
     RefusedException(Status status, String detail) {

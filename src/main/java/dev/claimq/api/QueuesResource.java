@@ -82,8 +82,10 @@ public class QueuesResource {
       summary = "Enqueue an item, once per dedupe key",
       description =
           "Creates the item unless the queue already has one with this dedupe key. Enqueueing the"
-              + " same work again (same key, equal payload) answers the existing item; reusing"
-              + " a key for a different payload is refused. A W3C traceparent header (as"
+              + " same work again (same key, equal payload, and the priority, maxAttempts and"
+              + " runAt the item was enqueued with where the request gives them; one it leaves"
+              + " out is not compared) answers the existing item; reusing a key for anything"
+              + " else is refused with 422 naming the field. A W3C traceparent header (as"
               + " OpenTelemetry instrumentation sends it) is stored with a new item exactly as"
               + " sent and shown to its workers, so that its claims, finishes and send continue"
               + " the agent's trace; a replay keeps the first enqueue's. A traceparent that is"
@@ -242,9 +244,9 @@ public class QueuesResource {
       summary = "Enqueue up to 500 items at once",
       description =
           "Each entry is decided exactly as a single enqueue: 201 new, 200 the same work again,"
-              + " 422 a reused key with another payload. The whole batch is one statement; an"
-              + " invalid entry refuses the whole batch with 400. A traceparent header is stored"
-              + " with each new item, as for a single enqueue.")
+              + " 422 a reused key with another payload or other terms. The whole batch is one"
+              + " statement; an invalid entry refuses the whole batch with 400. A traceparent"
+              + " header is stored with each new item, as for a single enqueue.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")

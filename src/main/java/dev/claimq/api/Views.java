@@ -34,8 +34,7 @@ public final class Views {
     static BatchResultView of(Answer answer, String id) {
       Outcomes.Status status = Outcomes.of(answer.outcome());
       return status.refusal()
-          ? new BatchResultView(
-              status.code(), null, Outcomes.detail(answer.outcome(), id, answer.item()))
+          ? new BatchResultView(status.code(), null, Outcomes.detail(answer, id))
           : new BatchResultView(status.code(), ItemView.of(answer.item()), null);
     }
   }

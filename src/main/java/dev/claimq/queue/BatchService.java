@@ -60,12 +60,12 @@ public class BatchService {
   public List<Answer> enqueue(String queue, List<NewItem> entries, String actor) {
     ArrayNode batch = json.createArrayNode();
     for (int i = 0; i < entries.size(); i++) {
-      NewItem entry = enqueuer.withDefaults(entries.get(i));
+      NewItem entry = entries.get(i);
       ObjectNode row = batch.addObject();
       row.put("ord", i + 1);
       row.put("dedupe_key", entry.dedupeKey());
       row.set("payload", readJson(entry.payload()));
-      row.put("priority", entry.priority());
+      row.put("priority", entry.priority()); // null: 0, and a replay not compared on it
       row.put("max_attempts", entry.maxAttempts()); // null: the queue's policy or the default
       row.put("run_at", entry.runAt() == null ? null : entry.runAt().toString());
       row.put("traceparent", entry.traceparent());

@@ -25,9 +25,12 @@ public class EnqueueService {
     this.enqueued = enqueued;
   }
 
-  /** CREATED with the new item, REPLAYED with the item of the same work, or KEY_REUSED. */
-  public Answer enqueue(NewItem request) {
-    NewItem item = withDefaults(request);
+  /**
+   * CREATED with the new item, REPLAYED with the item of the same work, or KEY_REUSED. A replay
+   * matches the item's payload, and its priority, maxAttempts and runAt where the request gives
+   * them; what it leaves out is not compared.
+   */
+  public Answer enqueue(NewItem item) {
     for (int round = 0; round < MAX_ROUNDS; round++) {
       Optional<KeyHolder> holder = items.enqueue(item);
       if (holder.isPresent()) {
@@ -44,22 +47,11 @@ public class EnqueueService {
   }
 
   static Answer answer(KeyHolder holder) {
-    Outcome outcome =
-        holder.inserted()
-            ? Outcome.CREATED
-            : holder.samePayload() ? Outcome.REPLAYED : Outcome.KEY_REUSED;
-    return new Answer(outcome, holder.item());
-  }
-
-  NewItem withDefaults(NewItem request) {
-    return new NewItem(
-        request.queue(),
-        request.dedupeKey(),
-        request.payload(),
-        request.priority() == null ? 0 : request.priority(),
-        request.maxAttempts(), // null: the queue's policy, or the service's default
-        request.runAt(),
-        request.enqueuedBy(),
-        request.traceparent());
+    if (holder.inserted()) {
+      return new Answer(Outcome.CREATED, holder.item());
+    }
+    return holder.differs() == null
+        ? new Answer(Outcome.REPLAYED, holder.item())
+        : new Answer(Outcome.KEY_REUSED, holder.item(), holder.differs());
   }
 }

@@ -13,7 +13,10 @@ public enum Outcome {
   REPLAYED,
   /** A claim that did not win: another worker holds the item, it is finished, or not due yet. */
   NOT_CLAIMED,
-  /** The enqueue's dedupe key already names an item with a different payload. */
+  /**
+   * The enqueue's dedupe key already names an item with a different payload, or with another
+   * priority, maxAttempts or runAt than the enqueue gives.
+   */
   KEY_REUSED,
   /** No item has the id, or none the caller may see. */
   NOT_FOUND,

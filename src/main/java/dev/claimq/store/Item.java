@@ -37,6 +37,13 @@ public class Item {
   @Column(name = "run_at")
   public Instant runAt;
 
+  /**
+   * The runAt its enqueue gave it (now, when it gave none), which retries and releases leave alone:
+   * replays are compared with it. Null for items enqueued before claimq kept it.
+   */
+  @Column(name = "enqueued_run_at")
+  public Instant enqueuedRunAt;
+
   @Column(name = "idempotency_key")
   public String idempotencyKey;
 

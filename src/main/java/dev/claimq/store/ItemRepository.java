@@ -69,10 +69,10 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   }
 
   /**
-   * The row that holds an enqueue's key: inserted by this call, or already there (with a payload
-   * equal to the enqueue's, or not).
+   * The row that holds an enqueue's key, whether this enqueue inserted it, and else the first of
+   * the enqueue's terms it does not match (null: a replay of the same work).
    */
-  public record KeyHolder(boolean inserted, boolean samePayload, Item item) {}
+  public record KeyHolder(boolean inserted, String differs, Item item) {}
 
   private static final SqlFile FILE = SqlFile.load("db/item.sql");
   private static final EntityRows<Item> ITEMS = EntityRows.of(Item.class);
@@ -981,7 +981,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   }
 
   private static KeyHolder keyHolder(ResultSet row) throws SQLException {
-    return new KeyHolder(row.getBoolean("changed"), row.getBoolean("same_payload"), ITEMS.map(row));
+    return new KeyHolder(row.getBoolean("changed"), row.getString("differs"), ITEMS.map(row));
   }
 
   /** The item that holds this dedupe key in this queue, as it is now. */

@@ -1,10 +1,15 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.claim;
 import static dev.claimq.Api.enqueue;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
 import static dev.claimq.Api.item;
+import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.endsWith;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
@@ -14,12 +19,17 @@ import dev.claimq.AsAdmin;
 import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
 class EnqueueTest extends AsAdmin {
+  @Inject DataSource dataSource;
 
   @Test
   void enqueue_creates_a_pending_item_and_answers_201_with_its_location() {
@@ -94,6 +104,159 @@ class EnqueueTest extends AsAdmin {
             "dedupe-key-reused")
         .body("detail", org.hamcrest.Matchers.containsString(id));
     item(id).then().body("payload.to", equalTo("ada"));
+  }
+
+  @Test
+  void a_replay_that_gives_priority_maxAttempts_or_runAt_must_match_the_item() {
+    String queue = uniqueQueue("terms");
+    Map<String, Object> payload = Map.of("to", "ada");
+    Map<String, Object> first =
+        new java.util.HashMap<>(Map.of("dedupeKey", "k", "payload", payload));
+    first.putAll(Map.of("priority", 7, "maxAttempts", 3, "runAt", "2030-01-01T10:00:00+01:00"));
+    String id = enqueue(queue, first).then().statusCode(201).extract().path("id");
+
+    // The same terms (runAt as the same instant, written in another offset) and the payload alone
+    // are the same work.
+    Map<String, Object> same = new java.util.HashMap<>(first);
+    same.put("runAt", "2030-01-01T09:00:00Z");
+    enqueue(queue, same)
+        .then()
+        .statusCode(200)
+        .header("Idempotent-Replayed", "true")
+        .body("id", equalTo(id));
+    enqueue(queue, Map.of("dedupeKey", "k", "payload", payload)).then().statusCode(200);
+
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", payload, "priority", 8)),
+            422,
+            "dedupe-key-reused")
+        .body("detail", containsString("item " + id))
+        .body("detail", containsString("priority 7"));
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", payload, "maxAttempts", 4)),
+            422,
+            "dedupe-key-reused")
+        .body("detail", containsString("maxAttempts 3"));
+    problem(
+            enqueue(
+                queue,
+                Map.of("dedupeKey", "k", "payload", payload, "runAt", "2030-01-01T10:00:00Z")),
+            422,
+            "dedupe-key-reused")
+        .body("detail", containsString("runAt 2030-01-01T09:00:00Z"));
+    // The payload is compared first.
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", Map.of("to", "bob"), "priority", 8)),
+            422,
+            "dedupe-key-reused")
+        .body("detail", containsString("a different payload"));
+
+    item(id)
+        .then()
+        .body("priority", equalTo(7))
+        .body("maxAttempts", equalTo(3))
+        .body("runAt", equalTo("2030-01-01T09:00:00Z"));
+  }
+
+  @Test
+  void a_replay_is_compared_with_the_terms_the_enqueue_gave_not_the_runAt_a_retry_moved() {
+    String queue = uniqueQueue("moved");
+    Response created = enqueue(queue, Map.of("dedupeKey", "k", "payload", 1));
+    String id = created.then().statusCode(201).extract().path("id");
+    String enqueuedRunAt = created.path("runAt");
+    String token = claim(id, Map.of()).then().statusCode(200).extract().path("claimToken");
+    fail(id, Map.of("claimToken", token, "error", "timeout", "retryAfterSeconds", 3600))
+        .then()
+        .statusCode(200);
+    String movedRunAt = item(id).path("runAt");
+    assertThat(movedRunAt).isNotEqualTo(enqueuedRunAt);
+
+    // Left out, maxAttempts took the default (5): a replay that names it names 5.
+    enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "runAt", enqueuedRunAt, "maxAttempts", 5))
+        .then()
+        .statusCode(200)
+        .body("id", equalTo(id));
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "runAt", movedRunAt)),
+            422,
+            "dedupe-key-reused")
+        .body("detail", containsString("runAt " + enqueuedRunAt));
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "maxAttempts", 6)),
+            422,
+            "dedupe-key-reused")
+        .body("detail", containsString("maxAttempts 5"));
+  }
+
+  @Test
+  void an_item_enqueued_before_claimq_kept_its_runAt_is_not_compared_on_it() throws Exception {
+    String queue = uniqueQueue("legacy");
+    String id = enqueued(queue, Map.of("dedupeKey", "k", "payload", 1));
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement s =
+            c.prepareStatement("UPDATE item SET enqueued_run_at = NULL WHERE id = ?")) {
+      s.setLong(1, Long.parseLong(id));
+      assertThat(s.executeUpdate()).isEqualTo(1);
+    }
+
+    enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "runAt", "2030-01-01T00:00:00Z"))
+        .then()
+        .statusCode(200)
+        .body("id", equalTo(id));
+    problem(
+        enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "priority", 1)),
+        422,
+        "dedupe-key-reused");
+  }
+
+  @Test
+  void a_batch_compares_each_entry_with_the_item_of_its_key() {
+    String queue = uniqueQueue("batch-terms");
+    enqueued(queue, Map.of("dedupeKey", "old", "payload", 1, "priority", 2));
+
+    json()
+        .body(
+            Map.of(
+                "items",
+                List.of(
+                    Map.of("dedupeKey", "old", "payload", 1, "priority", 2),
+                    Map.of("dedupeKey", "old", "payload", 1, "priority", 3),
+                    Map.of("dedupeKey", "new", "payload", 1, "maxAttempts", 2),
+                    Map.of("dedupeKey", "new", "payload", 1),
+                    Map.of("dedupeKey", "new", "payload", 1, "maxAttempts", 3))))
+        .post("/v1/queues/{q}/items:batch", queue)
+        .then()
+        .statusCode(200)
+        .body("results.status", equalTo(List.of(200, 422, 201, 200, 422)))
+        .body("results[1].detail", containsString("priority 2"))
+        .body("results[4].detail", containsString("maxAttempts 2"));
+  }
+
+  @Test
+  void concurrent_enqueues_of_one_key_with_two_priorities_make_one_item_and_refuse_the_other()
+      throws Exception {
+    String queue = uniqueQueue("terms-race");
+    List<Response> answers =
+        Race.of(
+            50, i -> enqueue(queue, Map.of("dedupeKey", "once", "payload", 1, "priority", i % 2)));
+
+    List<Response> created = answers.stream().filter(r -> r.statusCode() == 201).toList();
+    assertThat(created).hasSize(1);
+    int winner = created.get(0).path("priority");
+    for (int i = 0; i < answers.size(); i++) {
+      int status = answers.get(i).statusCode();
+      if (i % 2 == winner) {
+        assertThat(status).as("entry %d", i).isIn(200, 201);
+      } else {
+        assertThat(status).as("entry %d", i).isEqualTo(422);
+      }
+    }
+    json()
+        .queryParam("queue", queue)
+        .get("/v1/items")
+        .then()
+        .statusCode(200)
+        .body("items.size()", equalTo(1));
   }
 
   @Test

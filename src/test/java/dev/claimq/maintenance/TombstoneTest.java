@@ -59,6 +59,14 @@ class TombstoneTest extends AsAdmin {
         enqueue(queue, Map.of("dedupeKey", "k", "payload", Map.of("to", "bob"))),
         422,
         "dedupe-key-reused");
+    // The tombstone keeps its terms: a replay that gives another priority is other work too.
+    problem(
+            enqueue(
+                queue,
+                Map.of("dedupeKey", "k", "payload", Map.of("to", "ada", "n", 1), "priority", 1)),
+            422,
+            "dedupe-key-reused")
+        .body("detail", containsString("priority 0"));
     json()
         .body(
             Map.of(
