@@ -11,6 +11,10 @@
 // it only logs. An item's traceparent (the agent's trace) goes along as the traceparent header on
 // the calls to the provider and on complete and fail. Each complete or fail also claims the next
 // item (next), one call per item. SIGTERM or SIGINT: finish the item in hand, then exit 0.
+//
+// Many workers on one machine: `java -XX:+UseSerialGC -Xmx64m Worker.java ...` keeps each to
+// about 110 MB instead of twice that, at the same rate (docs/performance.md). A JVM reaches its
+// full rate only after a minute or two of work, as the JIT compiles the HTTP client.
 
 import java.io.IOException;
 import java.net.URI;
