@@ -1,13 +1,9 @@
 package dev.claimq.console;
 
-import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.hamcrest.Matchers.equalTo;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
@@ -18,7 +14,7 @@ class ConsoleApprovalTest extends ConsoleTest {
 
   @Test
   void an_operator_finds_a_held_item_from_the_overview_and_approves_it() {
-    String queue = gated("approve");
+    String queue = Seed.gated("approve");
     String id = Seed.enqueue(queue, "proposal/1", "{\"to\": \"ada@example.com\"}", 3);
     assertThat(Seed.state(id)).isEqualTo("held");
     Browser browser = browser();
@@ -40,7 +36,7 @@ class ConsoleApprovalTest extends ConsoleTest {
 
   @Test
   void a_rejection_asks_for_a_reason_and_shows_it_as_the_items_last_error() {
-    String id = Seed.enqueue(gated("reject"), "proposal/2", "{\"n\": 1}", 3);
+    String id = Seed.enqueue(Seed.gated("reject"), "proposal/2", "{\"n\": 1}", 3);
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
     browser.open("/console/#/items/" + id);
@@ -60,7 +56,7 @@ class ConsoleApprovalTest extends ConsoleTest {
 
   @Test
   void a_bulk_approval_previews_the_held_items_then_approves_exactly_those() {
-    String queue = gated("bulk");
+    String queue = Seed.gated("bulk");
     List<String> ids =
         IntStream.range(0, 3)
             .mapToObj(i -> Seed.enqueue(queue, "p/" + i, "{\"n\": " + i + "}", 3))
@@ -83,7 +79,7 @@ class ConsoleApprovalTest extends ConsoleTest {
 
   @Test
   void a_read_only_key_sees_held_items_and_no_approval() {
-    String id = Seed.enqueue(gated("readonly"), "p/1", "{\"n\": 1}", 3);
+    String id = Seed.enqueue(Seed.gated("readonly"), "p/1", "{\"n\": 1}", 3);
     Browser browser = browser();
     signIn(browser, Seed.WORKER);
     browser.click(By.linkText("Held"));
@@ -91,17 +87,5 @@ class ConsoleApprovalTest extends ConsoleTest {
     browser.text(By.id("state"), "held");
     assertThat(browser.driver().findElement(By.id("approve")).isDisplayed()).isFalse();
     assertThat(browser.driver().findElement(By.id("reject")).isDisplayed()).isFalse();
-  }
-
-  private static String gated(String prefix) {
-    String queue = uniqueQueue("gate-" + prefix);
-    Seed.as(Seed.OPERATOR)
-        .contentType(ContentType.JSON)
-        .body(Map.of("requireApproval", true))
-        .put("/v1/queues/{queue}/policy", queue)
-        .then()
-        .statusCode(200)
-        .body("requireApproval", equalTo(true));
-    return queue;
   }
 }

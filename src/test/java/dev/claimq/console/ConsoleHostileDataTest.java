@@ -2,7 +2,6 @@ package dev.claimq.console;
 
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.hamcrest.Matchers.equalTo;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -207,7 +206,7 @@ class ConsoleHostileDataTest extends ConsoleTest {
 
   @Test
   void a_held_items_key_and_its_rejection_are_text_in_the_held_list_bulk_and_item() {
-    String queue = gated("hostile");
+    String queue = Seed.gated("hostile");
     String dedupeKey = queue + "/" + SVG + SCRIPT;
     String id = enqueue(queue, dedupeKey, PAYLOAD, 3);
     assertThat(Seed.state(id)).isEqualTo("held");
@@ -356,17 +355,5 @@ class ConsoleHostileDataTest extends ConsoleTest {
         .post("/v1/items/{id}/fail", id)
         .then()
         .statusCode(200);
-  }
-
-  private static String gated(String prefix) {
-    String queue = uniqueQueue("gate-" + prefix);
-    Seed.as(Seed.OPERATOR)
-        .contentType(ContentType.JSON)
-        .body(Map.of("requireApproval", true))
-        .put("/v1/queues/{queue}/policy", queue)
-        .then()
-        .statusCode(200)
-        .body("requireApproval", equalTo(true));
-    return queue;
   }
 }

@@ -37,6 +37,19 @@ final class Seed {
         .path("id");
   }
 
+  /** A new queue whose policy requires approval: every item enqueued in it is held. */
+  static String gated(String prefix) {
+    String queue = dev.claimq.Api.uniqueQueue("gate-" + prefix);
+    as(OPERATOR)
+        .contentType(ContentType.JSON)
+        .body(Map.of("requireApproval", true))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200)
+        .body("requireApproval", org.hamcrest.Matchers.equalTo(true));
+    return queue;
+  }
+
   /** An item that one attempt by this worker failed for good, with this reason. */
   static String failed(String queue, String dedupeKey, String worker, String reason) {
     String id = enqueue(queue, dedupeKey, "{\"to\": \"ada@example.com\"}", 1);
