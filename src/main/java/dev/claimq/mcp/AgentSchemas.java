@@ -52,7 +52,8 @@ public final class AgentSchemas {
                   QUEUE,
                   DEDUPE_KEY.formatted(
                       "Names this piece of work in its queue: enqueueing the same key with the"
-                          + " same payload again is a no-op that answers the existing item.")));
+                          + " same payload (and the same runAt, priority and maxAttempts, where"
+                          + " given) again is a no-op that answers the existing item.")));
     }
   }
 

@@ -160,6 +160,14 @@ class McpTest {
       assertThat(map(reused.structuredContent()))
           .containsEntry("status", 422)
           .containsEntry("type", "https://claimq.dev/problems/dedupe-key-reused");
+
+      // The same payload with a runAt the item was not enqueued with is other work too.
+      Map<String, Object> later = work(queue, "k", 1);
+      later.put("runAt", "2030-01-01T00:00:00Z");
+      CallToolResult rescheduled = call(agent, "enqueue_work", later);
+      assertThat(refusal(rescheduled))
+          .contains("item " + id + " with dedupe key 'k' and runAt ")
+          .contains(" as enqueued: a replay that gives runAt must match.");
       assertThat(rows(queue)).isEqualTo(1);
     }
   }
