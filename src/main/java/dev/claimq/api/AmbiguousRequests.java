@@ -3,21 +3,30 @@ package dev.claimq.api;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.NotSupportedException;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.MediaType;
 import java.lang.reflect.Method;
+import java.lang.reflect.Parameter;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /**
- * Refuses a request whose meaning would be a guess, as a repeated JSON field is: a query parameter
- * given twice (which one counts?), or a body without a Content-Type on an endpoint that reads only
- * JSON. The claims, whose body is optional, take a bare POST as they always have.
+ * Refuses a request whose meaning would be a guess, as a repeated or unknown JSON field is: a query
+ * parameter given twice (which one counts?) or that the call does not take (a filter misspelt would
+ * silently widen a listing), or a body without a Content-Type on an endpoint that reads only JSON.
+ * The claims, whose body is optional, take a bare POST as they always have.
  */
 public class AmbiguousRequests {
+  // The query parameters each resource method declares, read once per method.
+  private static final Map<Method, Set<String>> TAKES = new ConcurrentHashMap<>();
 
   @ServerRequestFilter
   public void refuse(
@@ -26,6 +35,7 @@ public class AmbiguousRequests {
     if (http.query() != null) {
       refuseValuelessParameters(http.query());
       refuseRepeatedParameters(request);
+      refuseUnknownParameters(request, resource);
     }
     refuseUnreadableContentType(request);
     if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
@@ -65,6 +75,37 @@ public class AmbiguousRequests {
                 + " times: give it once.");
       }
     }
+  }
+
+  private static void refuseUnknownParameters(
+      ContainerRequestContext request, ResourceInfo resource) {
+    Method method = resource == null ? null : resource.getResourceMethod();
+    if (method == null) {
+      return;
+    }
+    Set<String> takes = TAKES.computeIfAbsent(method, AmbiguousRequests::queryParameters);
+    for (String name : request.getUriInfo().getQueryParameters().keySet()) {
+      if (!takes.contains(name)) {
+        throw new BadRequestException(
+            name,
+            "The query parameter '"
+                + Params.shorten(name)
+                + "' is not one this call takes ("
+                + (takes.isEmpty() ? "it takes none" : "it takes " + String.join(", ", takes))
+                + "): check its spelling.");
+      }
+    }
+  }
+
+  private static Set<String> queryParameters(Method method) {
+    Set<String> names = new LinkedHashSet<>();
+    for (Parameter parameter : method.getParameters()) {
+      QueryParam query = parameter.getAnnotation(QueryParam.class);
+      if (query != null) {
+        names.add(query.value());
+      }
+    }
+    return Collections.unmodifiableSet(names);
   }
 
   /**

@@ -12,6 +12,7 @@ import static dev.claimq.Api.retry;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.notNullValue;
@@ -131,6 +132,28 @@ class OperatorTest extends AsAdmin {
     }
     problem(given().urlEncodingEnabled(false).get("/v1/items:search?q="), 400, "invalid-request")
         .body("errors[0].field", equalTo("q"));
+  }
+
+  @Test
+  void a_query_parameter_the_call_does_not_take_is_a_400_naming_it_not_a_filter_dropped() {
+    // A misspelt filter must not widen a listing to every item.
+    problem(given().queryParam("stat", "failed").get("/v1/items"), 400, "invalid-request")
+        .body("errors[0].field", equalTo("stat"))
+        .body(
+            "detail",
+            equalTo(
+                "The query parameter 'stat' is not one this call takes (it takes queue, state,"
+                    + " limit, cursor, reason, updatedAfter, updatedBefore): check its spelling."));
+    problem(given().queryParam("Force", "true").post("/v1/items/1/retry"), 400, "invalid-request")
+        .body("detail", containsString("(it takes force)"));
+    problem(given().queryParam("verbose", "1").get("/v1/me"), 400, "invalid-request")
+        .body("detail", containsString("(it takes none)"));
+    problem(
+            given().queryParam("limit", 1).queryParam("q", "x").get("/v1/items"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("q"));
+    given().queryParam("q", "x").get("/v1/items:search").then().statusCode(200);
   }
 
   @Test
