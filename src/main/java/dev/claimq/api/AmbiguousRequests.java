@@ -27,6 +27,8 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 public class AmbiguousRequests {
   // The query parameters each resource method declares, read once per method.
   private static final Map<Method, Set<String>> TAKES = new ConcurrentHashMap<>();
+  // Whether each resource method reads a body, read once per method.
+  private static final Map<Method, Boolean> BODIES = new ConcurrentHashMap<>();
 
   @ServerRequestFilter
   public void refuse(
@@ -38,9 +40,37 @@ public class AmbiguousRequests {
       refuseUnknownParameters(request, resource);
     }
     refuseUnreadableContentType(request);
+    if (hasBody(request) && !takesBody(resource)) {
+      // A cancel with {"reason": ...} would cancel and drop the reason: refused, not ignored.
+      throw new BadRequestException(
+          "body", "This call takes no body: send it without one (Content-Length: 0, or none).");
+    }
     if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
       throw new NotSupportedException();
     }
+  }
+
+  /**
+   * Whether the resource method reads the request's body: it has a parameter that is neither a
+   * path, query or header parameter nor a context object (those all carry a JAX-RS annotation).
+   */
+  private static boolean takesBody(ResourceInfo resource) {
+    Method method = resource == null ? null : resource.getResourceMethod();
+    if (method == null) {
+      return true;
+    }
+    return BODIES.computeIfAbsent(
+        method,
+        m ->
+            Arrays.stream(m.getParameters())
+                .anyMatch(
+                    parameter ->
+                        Arrays.stream(parameter.getAnnotations())
+                            .noneMatch(
+                                a ->
+                                    a.annotationType()
+                                        .getPackageName()
+                                        .startsWith("jakarta.ws.rs"))));
   }
 
   /**

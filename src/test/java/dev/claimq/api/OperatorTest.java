@@ -157,6 +157,53 @@ class OperatorTest extends AsAdmin {
   }
 
   @Test
+  void a_body_sent_to_a_call_that_reads_none_is_a_400_and_changes_nothing() {
+    String queue = uniqueQueue("no-body");
+    String id = enqueued(queue, "k", 1);
+
+    // The reason would be dropped, and the item cancelled without it.
+    problem(
+            given()
+                .contentType("application/json")
+                .body("{\"reason\": \"wrong\"}")
+                .post("/v1/items/{id}/cancel", id),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("body"))
+        .body(
+            "detail",
+            equalTo("This call takes no body: send it without one (Content-Length: 0, or none)."));
+    item(id).then().body("state", equalTo("pending"));
+    problem(
+        given().contentType("application/json").body("{}").post("/v1/queues/{q}/pause", queue),
+        400,
+        "invalid-request");
+    given()
+        .get("/v1/queues/{q}/policy", queue)
+        .then()
+        .statusCode(200)
+        .body("paused", equalTo(false));
+    problem(
+        given().contentType("application/json").body("{}").get("/v1/items/{id}", id),
+        400,
+        "invalid-request");
+
+    // No body, or an empty one, is what these calls take.
+    given()
+        .contentType("application/json")
+        .body("")
+        .post("/v1/items/{id}/cancel", id)
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("cancelled"));
+    given()
+        .post("/v1/queues/{q}/pause", queue)
+        .then()
+        .statusCode(200)
+        .body("paused", equalTo(true));
+  }
+
+  @Test
   void a_percent_encoded_parameter_name_is_the_parameter_it_spells() {
     String queue = uniqueQueue("encoded-name");
     String id = enqueued(queue, queue, 1); // a dedupe key no other item has, to search for
