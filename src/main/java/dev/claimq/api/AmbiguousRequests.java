@@ -21,8 +21,9 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 /**
  * Refuses a request whose meaning would be a guess, as a repeated or unknown JSON field is: a query
  * parameter given twice (which one counts?) or that the call does not take (a filter misspelt would
- * silently widen a listing), or a body without a Content-Type on an endpoint that reads only JSON.
- * The claims, whose body is optional, take a bare POST as they always have.
+ * silently widen a listing), a body sent to a call that reads none, or a body without a
+ * Content-Type on an endpoint that reads only JSON. The claims, whose body is optional, take a bare
+ * POST as they always have.
  */
 public class AmbiguousRequests {
   // The query parameters each resource method declares, read once per method.
