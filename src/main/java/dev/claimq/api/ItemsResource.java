@@ -162,6 +162,7 @@ public class ItemsResource {
               schema = @Schema(implementation = ItemView.class),
               examples = @ExampleObject(name = "item", value = ApiExamples.ITEM_DONE)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public ItemView get(@PathParam("id") String id) {
     long itemId = guard.item(Params.itemId(id));
     return ItemView.of(lookup.get(itemId).orElseThrow(() -> notFound(itemId)));
@@ -185,6 +186,7 @@ public class ItemsResource {
               schema = @Schema(implementation = Views.AttemptList.class),
               examples = @ExampleObject(name = "a retry, then done", value = ApiExamples.ATTEMPTS)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.AttemptList attempts(@PathParam("id") String id) {
     long itemId = guard.item(Params.itemId(id));
     return new Views.AttemptList(
@@ -547,6 +549,7 @@ public class ItemsResource {
       content = @Content(schema = @Schema(implementation = ItemView.class)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public ItemView cancel(@PathParam("id") String id) {
     long itemId = guard.item(Params.itemId(id));
     return answer(operators.cancel(itemId, guard.actor()), itemId);
@@ -638,6 +641,7 @@ public class ItemsResource {
       description = "The actions, oldest first.",
       content = @Content(schema = @Schema(implementation = Views.ActionList.class)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.ActionList actions(@PathParam("id") String id) {
     long itemId = guard.item(Params.itemId(id));
     return new Views.ActionList(

@@ -55,6 +55,7 @@ public class OperatorItemsResource {
       responseCode = "200",
       description = "The key.",
       content = @Content(schema = @Schema(implementation = Views.Me.class)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.Me me() {
     return new Views.Me(
         caller.name(),

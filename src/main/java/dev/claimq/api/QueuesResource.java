@@ -296,6 +296,7 @@ public class QueuesResource {
           @Content(
               schema = @Schema(implementation = Views.QueueList.class),
               examples = @ExampleObject(name = "queues", value = ApiExamples.QUEUES)))
+  @APIResponse(responseCode = "400", ref = "InvalidRequest")
   public Views.QueueList queues() {
     Map<String, long[]> lastMinute = operators.throughput();
     Map<String, QueueStats> byName = new TreeMap<>();
