@@ -7,6 +7,7 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.MediaType;
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.util.Arrays;
@@ -26,52 +27,67 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  * POST as they always have.
  */
 public class AmbiguousRequests {
-  // The query parameters each resource method declares, read once per method.
-  private static final Map<Method, Set<String>> TAKES = new ConcurrentHashMap<>();
-  // Whether each resource method reads a body, read once per method.
-  private static final Map<Method, Boolean> BODIES = new ConcurrentHashMap<>();
+  // What each resource method takes, read from its signature once per method.
+  private static final Map<Method, Takes> TAKES = new ConcurrentHashMap<>();
+
+  /**
+   * What a resource method takes: the query parameters it declares, whether it reads a body, and
+   * whether it reads a body of any media type.
+   */
+  private record Takes(Set<String> queryParameters, boolean body, boolean anyType) {
+    // A request matched to no resource method is RESTEasy's to answer (a 404 or a 405).
+    static final Takes UNKNOWN = new Takes(Set.of(), true, true);
+
+    static Takes of(ResourceInfo resource) {
+      Method method = resource == null ? null : resource.getResourceMethod();
+      return method == null ? UNKNOWN : TAKES.computeIfAbsent(method, Takes::read);
+    }
+
+    private static Takes read(Method method) {
+      Set<String> query = new LinkedHashSet<>();
+      boolean body = false;
+      for (Parameter parameter : method.getParameters()) {
+        QueryParam name = parameter.getAnnotation(QueryParam.class);
+        if (name != null) {
+          query.add(name.value());
+        }
+        // Path, query and header parameters and context objects all carry a JAX-RS annotation;
+        // a parameter without one is the body.
+        body |= Arrays.stream(parameter.getAnnotations()).noneMatch(Takes::isJaxRs);
+      }
+      Consumes consumes = method.getAnnotation(Consumes.class);
+      if (consumes == null) {
+        consumes = method.getDeclaringClass().getAnnotation(Consumes.class);
+      }
+      boolean anyType =
+          consumes == null || Arrays.asList(consumes.value()).contains(MediaType.WILDCARD);
+      return new Takes(Collections.unmodifiableSet(query), body, anyType);
+    }
+
+    private static boolean isJaxRs(Annotation annotation) {
+      return annotation.annotationType().getPackageName().startsWith("jakarta.ws.rs");
+    }
+  }
 
   @ServerRequestFilter
   public void refuse(
       ContainerRequestContext request, ResourceInfo resource, HttpServerRequest http) {
+    Takes takes = Takes.of(resource);
     // Most calls have no query string: only those that do pay for parsing one into a map.
     if (http.query() != null) {
       refuseValuelessParameters(http.query());
       refuseRepeatedParameters(request);
-      refuseUnknownParameters(request, resource);
+      refuseUnknownParameters(request, takes);
     }
     refuseUnreadableContentType(request);
-    if (hasBody(request) && !takesBody(resource)) {
+    if (hasBody(request) && !takes.body()) {
       // A cancel with {"reason": ...} would cancel and drop the reason: refused, not ignored.
       throw new BadRequestException(
           "body", "This call takes no body: send it without one (Content-Length: 0, or none).");
     }
-    if (request.getMediaType() == null && hasBody(request) && !takesAnyType(resource)) {
+    if (request.getMediaType() == null && hasBody(request) && !takes.anyType()) {
       throw new NotSupportedException();
     }
-  }
-
-  /**
-   * Whether the resource method reads the request's body: it has a parameter that is neither a
-   * path, query or header parameter nor a context object (those all carry a JAX-RS annotation).
-   */
-  private static boolean takesBody(ResourceInfo resource) {
-    Method method = resource == null ? null : resource.getResourceMethod();
-    if (method == null) {
-      return true;
-    }
-    return BODIES.computeIfAbsent(
-        method,
-        m ->
-            Arrays.stream(m.getParameters())
-                .anyMatch(
-                    parameter ->
-                        Arrays.stream(parameter.getAnnotations())
-                            .noneMatch(
-                                a ->
-                                    a.annotationType()
-                                        .getPackageName()
-                                        .startsWith("jakarta.ws.rs"))));
   }
 
   /**
@@ -108,13 +124,11 @@ public class AmbiguousRequests {
     }
   }
 
-  private static void refuseUnknownParameters(
-      ContainerRequestContext request, ResourceInfo resource) {
-    Method method = resource == null ? null : resource.getResourceMethod();
-    if (method == null) {
+  private static void refuseUnknownParameters(ContainerRequestContext request, Takes call) {
+    if (call == Takes.UNKNOWN) {
       return;
     }
-    Set<String> takes = TAKES.computeIfAbsent(method, AmbiguousRequests::queryParameters);
+    Set<String> takes = call.queryParameters();
     for (String name : request.getUriInfo().getQueryParameters().keySet()) {
       if (!takes.contains(name)) {
         throw new BadRequestException(
@@ -126,17 +140,6 @@ public class AmbiguousRequests {
                 + "): check its spelling.");
       }
     }
-  }
-
-  private static Set<String> queryParameters(Method method) {
-    Set<String> names = new LinkedHashSet<>();
-    for (Parameter parameter : method.getParameters()) {
-      QueryParam query = parameter.getAnnotation(QueryParam.class);
-      if (query != null) {
-        names.add(query.value());
-      }
-    }
-    return Collections.unmodifiableSet(names);
   }
 
   /**
@@ -159,17 +162,5 @@ public class AmbiguousRequests {
     String length = request.getHeaderString("Content-Length");
     return request.getHeaderString("Transfer-Encoding") != null
         || length != null && !length.strip().equals("0");
-  }
-
-  private static boolean takesAnyType(ResourceInfo resource) {
-    Method method = resource == null ? null : resource.getResourceMethod();
-    if (method == null) {
-      return true;
-    }
-    Consumes consumes = method.getAnnotation(Consumes.class);
-    if (consumes == null) {
-      consumes = method.getDeclaringClass().getAnnotation(Consumes.class);
-    }
-    return consumes == null || Arrays.asList(consumes.value()).contains(MediaType.WILDCARD);
   }
 }
