@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.cancel;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.claimedNext;
@@ -9,6 +10,7 @@ import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.fail;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
+import static dev.claimq.Api.problem;
 import static dev.claimq.Api.release;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -350,6 +352,150 @@ class RacingPairsTest extends AsAdmin {
         assertThat(item(id).<String>path("state")).isEqualTo(wasApproved ? "pending" : "cancelled");
       }
       assertThat(log.errors()).isEmpty();
+    }
+  }
+
+  @Test
+  void an_operators_cancels_and_claims_of_one_pending_item_at_once_let_exactly_one_take_it()
+      throws Exception {
+    Map<String, Integer> won = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 20; round++) {
+        // A queue per round, so that the claim of the queue's next item can only take this one.
+        String queue = uniqueQueue("cancel-vs-claim");
+        String id = enqueued(queue, "k", round);
+
+        List<Response> answers =
+            Race.of(
+                4,
+                thread ->
+                    switch (thread) {
+                      case 0, 1 -> cancel(id);
+                      case 2 -> claim(id, Map.of("worker", "by-id"));
+                      default -> claimNext(queue, Map.of("worker", "next"));
+                    });
+
+        List<Integer> statuses = answers.stream().map(Response::statusCode).toList();
+        assertThat(statuses).as("round %d", round).containsOnlyOnce(200);
+        String winner =
+            List.of("cancel", "cancel", "claim", "claim-next").get(statuses.indexOf(200));
+        won.merge(winner, 1, Integer::sum);
+        Response now = item(id);
+        List<String> actions =
+            json()
+                .get("/v1/items/{id}/actions", id)
+                .then()
+                .extract()
+                .jsonPath()
+                .getList("actions.action");
+        if (winner.equals("cancel")) {
+          // The other cancel finds it cancelled; neither claim takes a cancelled item.
+          assertThat(statuses).as("round %d", round).containsExactlyInAnyOrder(200, 409, 204, 204);
+          problem(answers.get(1 - statuses.indexOf(200)), 409, "state-conflict");
+          assertThat(now.<String>path("state")).isEqualTo("cancelled");
+          assertThat(now.<Integer>path("attempts")).isZero();
+          assertThat(attempts(id).getList("attempts")).isEmpty();
+          assertThat(actions).containsExactly("cancel");
+        } else {
+          // Claimed: out with a worker, so both cancels are refused, and the other claim lost.
+          assertThat(statuses).as("round %d", round).containsExactlyInAnyOrder(409, 409, 200, 204);
+          problem(answers.get(0), 409, "state-conflict");
+          problem(answers.get(1), 409, "state-conflict");
+          Response claimed = answers.get(statuses.indexOf(200));
+          assertThat(now.<String>path("state")).isEqualTo("sending");
+          assertThat(now.<Integer>path("attempts")).isEqualTo(1);
+          assertThat(now.<String>path("claimedBy")).isEqualTo(claimed.<String>path("claimedBy"));
+          List<Map<String, Object>> tries = attempts(id).getList("attempts");
+          assertThat(tries).hasSize(1);
+          assertThat(tries.get(0)).containsEntry("outcome", null);
+          assertThat(actions).isEmpty();
+          complete(id, Map.of("claimToken", claimed.path("claimToken"))).then().statusCode(200);
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("cancel vs claim, winners: %s%n", won);
+  }
+
+  @Test
+  void a_bulk_cancel_and_claims_of_the_same_pending_items_take_each_item_once() throws Exception {
+    String queue = uniqueQueue("bulk-cancel-vs-claim");
+    int count = 40;
+    List<String> pending = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      pending.add(enqueued(queue, "k" + i, i));
+    }
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      List<List<String>> answers =
+          Race.of(
+              4,
+              thread -> {
+                if (thread == 0) {
+                  // A few at a time, so that its calls and the claims interleave all along.
+                  List<String> cancelled = new ArrayList<>();
+                  Response some;
+                  do {
+                    some =
+                        json()
+                            .urlEncodingEnabled(false)
+                            .body(Map.of("queue", queue, "state", "pending", "limit", 3))
+                            .post("/v1/items:cancel");
+                    some.then().statusCode(200);
+                    cancelled.addAll(some.jsonPath().getList("items.id", String.class));
+                  } while (some.<Boolean>path("more"));
+                  return cancelled;
+                }
+                List<String> claimed = new ArrayList<>();
+                if (thread == 3) {
+                  // The queue's next item, until there is none: steps past what the bulk locked.
+                  Response next;
+                  while ((next = claimNext(queue, Map.of("worker", "next"))).statusCode() == 200) {
+                    claimed.add(next.path("id"));
+                  }
+                  assertThat(next.statusCode()).isEqualTo(204);
+                  return claimed;
+                }
+                // By id, from either end: waits for what the bulk locked, then finds it cancelled.
+                for (int n = 0; n < count; n++) {
+                  String id = pending.get(thread == 1 ? n : count - 1 - n);
+                  int status = claim(id, Map.of("worker", "w" + thread)).statusCode();
+                  assertThat(status).isIn(200, 204);
+                  if (status == 200) {
+                    claimed.add(id);
+                  }
+                }
+                return claimed;
+              });
+      List<String> cancelled = answers.get(0);
+      List<String> claimed = new ArrayList<>();
+      answers.subList(1, 4).forEach(claimed::addAll);
+      List<String> decided = new ArrayList<>(cancelled);
+      decided.addAll(claimed);
+      assertThat(decided).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(pending);
+      for (String id : pending) {
+        Response now = item(id);
+        List<Object> tries = attempts(id).getList("attempts");
+        List<String> actions =
+            json()
+                .get("/v1/items/{id}/actions", id)
+                .then()
+                .extract()
+                .jsonPath()
+                .getList("actions.action");
+        if (cancelled.contains(id)) {
+          assertThat(now.<String>path("state")).as("item %s", id).isEqualTo("cancelled");
+          assertThat(tries).as("item %s's attempts", id).isEmpty();
+          assertThat(actions).as("item %s's actions", id).containsExactly("cancel");
+        } else {
+          assertThat(now.<String>path("state")).as("item %s", id).isEqualTo("sending");
+          assertThat(now.<Integer>path("attempts")).as("item %s", id).isEqualTo(1);
+          assertThat(tries).as("item %s's attempts", id).hasSize(1);
+          assertThat(actions).as("item %s's actions", id).isEmpty();
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+      System.out.printf(
+          "bulk cancel vs claims: %d cancelled, %d claimed%n", cancelled.size(), claimed.size());
     }
   }
 
