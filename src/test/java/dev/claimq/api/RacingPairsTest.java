@@ -8,6 +8,7 @@ import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueue;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.fail;
+import static dev.claimq.Api.heartbeat;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
@@ -415,6 +416,70 @@ class RacingPairsTest extends AsAdmin {
       assertThat(log.errors()).isEmpty();
     }
     System.out.printf("cancel vs claim, winners: %s%n", won);
+  }
+
+  @Test
+  void a_late_complete_and_claims_of_its_pending_item_at_once_never_send_it_unannounced()
+      throws Exception {
+    Map<String, Integer> won = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 20; round++) {
+        String queue = uniqueQueue("late-vs-claim");
+        String id = enqueued(queue, "k", round);
+        String early = claim(id, Map.of("worker", "slow")).path("claimToken");
+        // The slow worker timed out and said so; the item is due again at once.
+        fail(id, Map.of("claimToken", early, "error", "timeout", "retryAfterSeconds", 0))
+            .then()
+            .statusCode(200)
+            .body("state", org.hamcrest.Matchers.equalTo("pending"));
+
+        List<Response> answers =
+            Race.of(
+                3,
+                thread ->
+                    switch (thread) {
+                      case 0 -> complete(id, Map.of("claimToken", early, "externalRef", "late"));
+                      case 1 -> claim(id, Map.of("worker", "by-id"));
+                      default -> claimNext(queue, Map.of("worker", "next"));
+                    });
+
+        // The late report is a fact whoever came first: recorded, and the worker told so.
+        problem(answers.get(0), 409, "stale-claim")
+            .body("detail", org.hamcrest.Matchers.containsString("recorded as a late success"));
+        List<Integer> claims = List.of(answers.get(1).statusCode(), answers.get(2).statusCode());
+        Response now = item(id);
+        List<Map<String, Object>> tries = attempts(id).getList("attempts");
+        assertThat(tries.get(0)).containsEntry("outcome", "retry");
+        assertThat(tries.get(0).get("lateSuccess")).isNotNull();
+        assertThat(now.<Integer>path("duplicateSends")).isZero();
+        if (claims.contains(200)) {
+          // Claimed before the report: the claimer is told, and must not send.
+          won.merge("claim", 1, Integer::sum);
+          assertThat(claims).as("round %d", round).containsExactlyInAnyOrder(200, 204);
+          assertThat(now.<String>path("state")).isEqualTo("sending");
+          assertThat(now.<Integer>path("attempts")).isEqualTo(2);
+          assertThat(now.<Integer>path("alreadySent.attempt")).isEqualTo(1);
+          assertThat(now.<String>path("alreadySent.externalRef")).isEqualTo("late");
+          assertThat(tries).hasSize(2);
+          assertThat(tries.get(1)).containsEntry("outcome", null);
+          String token = answers.get(claims.indexOf(200) + 1).path("claimToken");
+          heartbeat(id, Map.of("claimToken", token))
+              .then()
+              .statusCode(200)
+              .body("alreadySent.externalRef", org.hamcrest.Matchers.equalTo("late"));
+        } else {
+          // The report first: done with its reference, and no claim ever takes it again.
+          won.merge("late", 1, Integer::sum);
+          assertThat(claims).as("round %d", round).containsOnly(204);
+          assertThat(now.<String>path("state")).isEqualTo("done");
+          assertThat(now.<String>path("externalRef")).isEqualTo("late");
+          assertThat(now.<Integer>path("attempts")).isEqualTo(1);
+          assertThat(tries).hasSize(1);
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("late complete vs claim, winners: %s%n", won);
   }
 
   @Test
