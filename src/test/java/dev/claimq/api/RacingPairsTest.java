@@ -564,6 +564,41 @@ class RacingPairsTest extends AsAdmin {
     }
   }
 
+  @Test
+  void a_policy_change_and_a_pause_of_a_new_queue_at_once_both_stick() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 20; round++) {
+        // A new queue: both requests race to insert its one policy row.
+        String queue = uniqueQueue("policy-vs-pause");
+        List<Response> answers =
+            Race.of(
+                2,
+                thread ->
+                    thread == 0
+                        ? json()
+                            .body(Map.of("maxAttempts", 7, "leaseSeconds", 99))
+                            .put("/v1/queues/{q}/policy", queue)
+                        : io.restassured.RestAssured.post("/v1/queues/{q}/pause", queue));
+        answers.forEach(answer -> answer.then().statusCode(200));
+
+        Response policy = json().get("/v1/queues/{q}/policy", queue);
+        policy.then().statusCode(200);
+        assertThat(policy.<Boolean>path("paused")).as("round %d: paused", round).isTrue();
+        assertThat(policy.<Integer>path("maxAttempts")).as("round %d", round).isEqualTo(7);
+        assertThat(policy.<Integer>path("leaseSeconds")).as("round %d", round).isEqualTo(99);
+        assertThat(
+                json()
+                    .get("/v1/queues/{q}/actions", queue)
+                    .then()
+                    .extract()
+                    .jsonPath()
+                    .getList("actions.action"))
+            .containsExactlyInAnyOrder("policy", "pause");
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+  }
+
   private static JsonPath attempts(String id) {
     return json().get("/v1/items/{id}/attempts", id).then().statusCode(200).extract().jsonPath();
   }
