@@ -123,6 +123,128 @@ class LeaseReaperRaceTest extends AsAdmin {
   }
 
   @Test
+  void heartbeats_releases_and_fails_racing_the_reaper_each_leave_one_outcome() throws Exception {
+    // A heartbeat the reaper overrides would tell a worker to go on sending an item that is due
+    // again; a release or fail it overrides would count the attempt twice, or not at all. As for
+    // intents, the raced claims are the last the reaper locks, so that reports commit after its
+    // statement began and before it gets to their items, as well as before and after it.
+    int rounds = 4;
+    int expired = 500;
+    int raced = 48;
+    int reporters = 6;
+    Map<String, Integer> outcomes = new java.util.TreeMap<>();
+    for (int round = 0; round < rounds; round++) {
+      String queue = uniqueQueue("reportreap");
+      List<Long> ids = new ArrayList<>();
+      Map<Long, String> tokens = claimInBatches(queue, expired, ids);
+      expireLeasesInIdOrder(queue);
+      List<Long> last = ids.subList(expired - raced, expired);
+      // The reaper's one statement is quicker than the reports' requests: it starts once the
+      // first report has been answered, and meets the others on their way, from the last claim
+      // it locks towards the first.
+      CountDownLatch reporting = new CountDownLatch(1);
+      List<Object> answers =
+          Race.of(
+              reporters + 1,
+              thread -> {
+                if (thread == 0) {
+                  try {
+                    reporting.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                  } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                  }
+                  return released(items.reapExpiredLeases(1000));
+                }
+                Map<Long, Integer> statuses = new HashMap<>();
+                for (int i = raced - thread; i >= 0; i -= reporters) {
+                  long id = last.get(i);
+                  statuses.put(id, report(id, tokens.get(id)).statusCode());
+                  reporting.countDown();
+                }
+                return statuses;
+              });
+      Map<Long, Integer> reported = new HashMap<>();
+      for (Object answer : answers.subList(1, answers.size())) {
+        @SuppressWarnings("unchecked")
+        Map<Long, Integer> some = (Map<Long, Integer>) answer;
+        reported.putAll(some);
+      }
+      assertThat(reported).hasSize(raced);
+      int released = (Integer) answers.get(0);
+
+      int won = 0;
+      for (long id : last) {
+        Item item = QuarkusTransaction.requiringNew().call(() -> items.findById(id));
+        List<Attempt> attempts = QuarkusTransaction.requiringNew().call(() -> items.attempts(id));
+        assertThat(attempts).as("item %s's attempts", id).hasSize(1);
+        Attempt attempt = attempts.get(0);
+        int status = reported.get(id);
+        String report = report(id);
+        outcomes.merge(report + " " + status, 1, Integer::sum);
+        if (status == 409) {
+          // The reaper came first: the report found the claim gone and changed nothing.
+          assertThat(item.state).as("item %s, reaped", id).isEqualTo(ItemState.PENDING);
+          assertThat(item.attempts).as("item %s, reaped", id).isEqualTo(1);
+          assertThat(item.releases).as("item %s, reaped", id).isZero();
+          assertThat(item.claimToken).as("item %s, reaped", id).isNull();
+          assertThat(attempt.outcome).as("item %s, reaped", id).isEqualTo("lease_expired");
+          continue;
+        }
+        assertThat(status).as("%s of item %s", report, id).isEqualTo(200);
+        won++;
+        switch (report) {
+          case "heartbeat" -> {
+            assertThat(item.state).as("item %s, heartbeat", id).isEqualTo(ItemState.SENDING);
+            assertThat(item.claimToken).isEqualTo(tokens.get(id));
+            assertThat(item.leaseExpiresAt).isAfter(java.time.Instant.now());
+            assertThat(attempt.finishedAt).as("item %s's attempt", id).isNull();
+          }
+          case "release" -> {
+            assertThat(item.state).as("item %s, released", id).isEqualTo(ItemState.PENDING);
+            assertThat(item.attempts).as("item %s, released", id).isZero();
+            assertThat(item.releases).as("item %s, released", id).isEqualTo(1);
+            // The token stays, so that a repeat of the release is known; no reaper's reason.
+            assertThat(item.claimToken).as("item %s, released", id).isEqualTo(tokens.get(id));
+            assertThat(item.lastError).as("item %s, released", id).isNull();
+            assertThat(attempt.outcome).as("item %s, released", id).isEqualTo("released");
+          }
+          default -> {
+            assertThat(item.state).as("item %s, failed", id).isEqualTo(ItemState.PENDING);
+            assertThat(item.attempts).as("item %s, failed", id).isEqualTo(1);
+            assertThat(item.releases).as("item %s, failed", id).isZero();
+            assertThat(item.claimToken).as("item %s, failed", id).isEqualTo(tokens.get(id));
+            assertThat(item.lastError).as("item %s, failed", id).isEqualTo("boom");
+            assertThat(attempt.outcome).as("item %s, failed", id).isEqualTo("retry");
+            assertThat(attempt.error).as("item %s, failed", id).isEqualTo("boom");
+          }
+        }
+      }
+      // Every expired claim ended once: by its report, or by the reaper (now, or on its next run
+      // for what it stepped past while a report held the item).
+      assertThat(won + released + released(items.reapExpiredLeases(1000)))
+          .as("round %d: reports that won plus claims reaped", round)
+          .isEqualTo(expired);
+    }
+    System.out.printf("reports racing the reaper: %s%n", outcomes);
+  }
+
+  /** Which report the test sends for an item, by its id: a third of each. */
+  private static String report(long id) {
+    return List.of("heartbeat", "release", "fail").get((int) (id % 3));
+  }
+
+  private static Response report(long id, String token) {
+    String item = Long.toString(id);
+    return switch (report(id)) {
+      case "heartbeat" -> dev.claimq.Api.heartbeat(item, Map.of("claimToken", token));
+      case "release" -> dev.claimq.Api.release(item, Map.of("claimToken", token));
+      default ->
+          dev.claimq.Api.fail(
+              item, Map.of("claimToken", token, "error", "boom", "retryAfterSeconds", 0));
+    };
+  }
+
+  @Test
   void concurrent_reapers_release_each_expired_claim_exactly_once() throws Exception {
     String queue = uniqueQueue("reapers");
     int count = 300;
