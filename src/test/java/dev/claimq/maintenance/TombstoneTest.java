@@ -35,6 +35,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class TombstoneTest extends AsAdmin {
   @Inject Retention retention;
+  @Inject dev.claimq.store.ItemRepository items;
   @Inject DataSource dataSource;
 
   @Test
@@ -106,6 +107,105 @@ class TombstoneTest extends AsAdmin {
 
     item(id).then().statusCode(404);
     enqueue(queue, Map.of("dedupeKey", "k", "payload", 1)).then().statusCode(201);
+  }
+
+  @Test
+  void retries_racing_retention_send_an_item_whole_or_leave_a_tombstone_never_both()
+      throws Exception {
+    // Retention slims the row in place: a retry that won after it (or that it pruned after) would
+    // hand a worker a pending item whose payload is gone.
+    int rounds = 4;
+    int count = 10;
+    long keepSeconds = java.time.Duration.ofDays(7).toSeconds();
+    Map<String, Integer> outcomes = new java.util.TreeMap<>();
+    for (int round = 0; round < rounds; round++) {
+      String queue = uniqueQueue("retry-vs-prune");
+      List<String> ids = new java.util.ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        String id = enqueued(queue, "k" + i, Map.of("n", i));
+        cancel(id).then().statusCode(200);
+        execute("UPDATE item SET updated_at = now() - interval '8 days' WHERE id = ?", id);
+        ids.add(id);
+      }
+      // Retention's statements are quicker than the retries' requests: it starts once the first
+      // retry has been answered, and takes one item a statement, so that the two interleave.
+      java.util.concurrent.CountDownLatch retrying = new java.util.concurrent.CountDownLatch(1);
+      List<Object> answers =
+          Race.of(
+              3,
+              thread -> {
+                if (thread == 0) {
+                  try {
+                    retrying.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                  } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                  }
+                  int pruned = 0;
+                  for (int batch = 1; batch == 1; pruned += batch) {
+                    batch = items.pruneFinished(keepSeconds, 1);
+                  }
+                  return pruned;
+                }
+                Map<String, Response> retried = new java.util.HashMap<>();
+                for (int n = 0; n < count; n++) {
+                  String id = ids.get(thread == 1 ? n : count - 1 - n);
+                  retried.put(id, RestAssured.post("/v1/items/{id}/retry", id));
+                  retrying.countDown();
+                }
+                return retried;
+              });
+      for (int i = 0; i < count; i++) {
+        String id = ids.get(i);
+        List<Response> retries = new java.util.ArrayList<>();
+        for (Object answer : answers.subList(1, 3)) {
+          @SuppressWarnings("unchecked")
+          Map<String, Response> some = (Map<String, Response>) answer;
+          retries.add(some.get(id));
+        }
+        List<Integer> statuses = retries.stream().map(Response::statusCode).toList();
+        Response now = item(id);
+        if (statuses.contains(200)) {
+          // Retried before retention got to it: whole, and retention steps past it from then on.
+          outcomes.merge("retried", 1, Integer::sum);
+          assertThat(statuses).as("item %s's retries", id).containsExactlyInAnyOrder(200, 409);
+          problem(retries.get(1 - statuses.indexOf(200)), 409, "state-conflict");
+          now.then()
+              .body("state", equalTo("pending"))
+              .body("pruned", equalTo(false))
+              .body("payload.n", equalTo(i))
+              .body("attempts", equalTo(0));
+          assertThat(actions(id)).as("item %s's actions", id).containsExactly("cancel", "retry");
+        } else {
+          // Pruned first: a tombstone, which no retry sends again.
+          outcomes.merge("pruned", 1, Integer::sum);
+          for (Response retry : retries) {
+            problem(retry, 409, "state-conflict").body("detail", containsString("tombstone"));
+          }
+          now.then()
+              .body("state", equalTo("cancelled"))
+              .body("pruned", equalTo(true))
+              .body("payload", org.hamcrest.Matchers.nullValue());
+          assertThat(actions(id)).as("item %s's actions", id).isEmpty();
+        }
+      }
+      assertThat(
+              count(
+                  "SELECT count(*) FROM item WHERE queue = ? AND state = 'pending'"
+                      + " AND pruned_at IS NOT NULL",
+                  queue))
+          .isZero();
+    }
+    System.out.printf("retries racing retention: %s%n", outcomes);
+  }
+
+  private static List<String> actions(String id) {
+    return json()
+        .get("/v1/items/{id}/actions", id)
+        .then()
+        .statusCode(200)
+        .extract()
+        .jsonPath()
+        .getList("actions.action");
   }
 
   private String done(String queue, String key, Object payload, String ref) {
