@@ -1738,7 +1738,12 @@ public class Conformance {
         item.alreadySentOnHeartbeat = alreadySent(item.attempts - 1, ref);
         what = "the current claim is told";
       } else if (item.state.equals("done")) {
-        what = "item " + item.id + " was done already: a duplicate send";
+        what =
+            "item "
+                + item.id
+                + (ref.equals(item.externalRef)
+                    ? " was done already with that reference: the same send"
+                    : " was done already: a duplicate send");
       } else {
         item.state = "done";
         item.externalRef = ref;

@@ -406,7 +406,12 @@ applied AS (
                                 ELSE i.already_sent_attempt END,
     already_sent_ref = CASE WHEN i.state = 'sending' THEN CAST(:externalRef AS text)
                             ELSE i.already_sent_ref END,
-    duplicate_sends = i.duplicate_sends + CASE WHEN i.state = 'done' THEN 1 ELSE 0 END,
+    -- Done with the same reference: the provider answered a repeat of the one send (the item's
+    -- idempotency key at work). Another reference, or none to compare with, is a second send.
+    duplicate_sends = i.duplicate_sends
+                      + CASE WHEN i.state = 'done'
+                              AND i.external_ref IS DISTINCT FROM CAST(:externalRef AS text)
+                             THEN 1 ELSE 0 END,
     updated_at = now()
   FROM late WHERE i.id = late.item_id
   RETURNING i.*

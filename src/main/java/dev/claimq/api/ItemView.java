@@ -80,7 +80,9 @@ public record ItemView(
         AlreadySent alreadySent,
     @Schema(
             description =
-                "Late successes reported after the item was done: sends that went out twice.")
+                "Late successes reported after the item was done with another reference (or none):"
+                    + " sends that went out twice. One with the item's own reference is the"
+                    + " provider answering a repeat of the same send, and is not counted.")
         int duplicateSends,
     @Schema(
             description =

@@ -98,10 +98,10 @@ public class WorkService {
       }
       case LATE_SUCCESS -> {
         metrics.staleReport(item.queue);
-        // Done already with another reference: the send went out twice.
+        // Done already with another reference (or none): the send went out twice. As the
+        // statement counts it on the item.
         boolean duplicate =
-            item.state == ItemState.DONE
-                && !java.util.Objects.equals(item.externalRef, externalRef);
+            item.state == ItemState.DONE && !Objects.equals(item.externalRef, externalRef);
         metrics.lateSuccess(item.queue, duplicate);
         if (duplicate) {
           ItemLog.warn(

@@ -95,7 +95,9 @@ public class Item {
   @Column(name = "payload_sha256")
   public String payloadSha256;
 
-  /** Late successes reported after it was done: sends that went out twice. */
+  /**
+   * Late successes reported after it was done with another reference: sends that went out twice.
+   */
   @Column(name = "duplicate_sends")
   public int duplicateSends;
 

@@ -88,11 +88,9 @@ class LateSuccessTest extends AsAdmin {
   @Test
   void a_late_complete_of_a_done_item_is_a_duplicate_send_counted_once_with_both_refs()
       throws Exception {
-    String id = enqueued(uniqueQueue("late-done"), "k", 1);
-    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
-    awaitState(id, "pending");
-    String current = claim(id, Map.of()).path("claimToken");
-    complete(id, Map.of("claimToken", current, "externalRef", "msg_new")).then().statusCode(200);
+    OutlivedClaim done = doneByANewerClaim("late-done", "msg_new");
+    String id = done.id();
+    String stale = done.staleToken();
 
     for (int repeat = 0; repeat < 2; repeat++) {
       problem(
@@ -105,6 +103,26 @@ class LateSuccessTest extends AsAdmin {
         .body("externalRef", equalTo("msg_new"))
         .body("duplicateSends", equalTo(1));
     assertThat(lateSuccess(id, 0)).containsEntry("externalRef", "msg_old");
+  }
+
+  @Test
+  void a_late_complete_with_the_done_items_own_reference_is_recorded_but_no_duplicate_send()
+      throws Exception {
+    // The newer claim asked the provider by idempotency key and got the same send back: the
+    // provider kept it to one send, and the item must not say it went out twice.
+    OutlivedClaim done = doneByANewerClaim("late-same-ref", "msg_1");
+    String id = done.id();
+    String stale = done.staleToken();
+
+    problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_1")), 409, "stale-claim")
+        .body("detail", containsString("recorded as a late success"));
+
+    item(id)
+        .then()
+        .body("state", equalTo("done"))
+        .body("externalRef", equalTo("msg_1"))
+        .body("duplicateSends", equalTo(0));
+    assertThat(lateSuccess(id, 0)).containsEntry("externalRef", "msg_1");
   }
 
   @Test
@@ -140,6 +158,18 @@ class LateSuccessTest extends AsAdmin {
     item(id).then().body("state", equalTo("pending")).body("duplicateSends", equalTo(0));
     assertThat(attempts(id).get(0).get("lateSuccess")).isNull();
   }
+
+  /** An item whose first claim's lease ran out, then done by a newer claim with {@code ref}. */
+  private static OutlivedClaim doneByANewerClaim(String queue, String ref) throws Exception {
+    String id = enqueued(uniqueQueue(queue), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+    String current = claim(id, Map.of()).path("claimToken");
+    complete(id, Map.of("claimToken", current, "externalRef", ref)).then().statusCode(200);
+    return new OutlivedClaim(id, stale);
+  }
+
+  private record OutlivedClaim(String id, String staleToken) {}
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> lateSuccess(String id, int attempt) {
