@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The claimq demo, against a running service (CLAIMQ_URL, default http://localhost:8080):
-# enqueue a batch (and one duplicate, refused by its dedupe key), lose a claim race quietly, drain
+# enqueue ten sends (and one duplicate, answered with the same item by its dedupe key), lose a claim race quietly, drain
 # the queue with a Python and a Node worker at once, watch a failing send retry up to its cap and
 # an operator retry it, stop the workers with SIGTERM, then prove from the provider's record and
 # claimq's API that every item was sent exactly once. Needs bash, curl, python3 and node.
