@@ -93,6 +93,29 @@ class LogsTest extends AsAdmin {
   }
 
   @Test
+  void an_access_log_line_ends_with_the_request_duration() throws InterruptedException {
+    try (LogCapture log = LogCapture.start(Level.INFO)) {
+      given().get("/v1/me").then().statusCode(200);
+      List<String> lines = List.of();
+      // The access log is written once the answer has gone out, so it may come after it.
+      for (int i = 0; i < 50 && lines.isEmpty(); i++) {
+        lines =
+            log.records().stream()
+                .filter(r -> r.getLoggerName().equals("io.quarkus.http.access-log"))
+                .map(LogRecord::getMessage)
+                .filter(m -> m.contains("\"GET /v1/me "))
+                .toList();
+        if (lines.isEmpty()) {
+          Thread.sleep(100);
+        }
+      }
+      // %D is "-" unless the server records when each request started.
+      assertThat(lines).as("access log lines of GET /v1/me").hasSize(1);
+      assertThat(lines.get(0)).matches(".* 200 \\d+ \\d+ ms");
+    }
+  }
+
+  @Test
   void no_line_holds_a_claim_token_or_a_key_even_with_every_line_on() {
     String queue = uniqueQueue("logs-secrets");
     List<String> secrets = new ArrayList<>(List.of(ADMIN, "dev-worker-key"));
