@@ -395,22 +395,32 @@ late AS (
     -- all the same. A repeat of its own complete finds its attempt done.
     AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex')
     AND a.finished_at IS NOT NULL AND a.outcome <> 'done' AND a.late_reported_at IS NULL
-  RETURNING a.item_id, a.attempt
+  -- resolved: an operator's resolve finished the item, if it is done (done is final). Read in
+  -- this statement's snapshot: a resolve that commits meanwhile is missed, and the late success
+  -- then counts as a duplicate send, never the other way round.
+  RETURNING a.item_id, a.attempt,
+            EXISTS (SELECT FROM item_action r WHERE r.item_id = a.item_id AND r.action = 'resolve')
+              AS resolved
 ),
 applied AS (
   UPDATE item i SET
     state = CASE WHEN i.state IN ('pending', 'failed') THEN 'done' ELSE i.state END,
-    external_ref = CASE WHEN i.state IN ('pending', 'failed') THEN CAST(:externalRef AS text)
-                        ELSE i.external_ref END,
+    -- An item an operator resolved without a reference takes the one the send came back with:
+    -- the operator confirmed that a send went out, and this attempt reports having made it.
+    external_ref = CASE WHEN i.state IN ('pending', 'failed')
+                             OR i.state = 'done' AND i.external_ref IS NULL AND late.resolved
+                        THEN CAST(:externalRef AS text) ELSE i.external_ref END,
     already_sent_attempt = CASE WHEN i.state = 'sending' THEN late.attempt
                                 ELSE i.already_sent_attempt END,
     already_sent_ref = CASE WHEN i.state = 'sending' THEN CAST(:externalRef AS text)
                             ELSE i.already_sent_ref END,
     -- Done with the same reference: the provider answered a repeat of the one send (the item's
-    -- idempotency key at work). Another reference, or none to compare with, is a second send.
+    -- idempotency key at work); resolved without one: the send the operator confirmed. Done by
+    -- a claim with another reference, or with none to compare with, is a second send.
     duplicate_sends = i.duplicate_sends
                       + CASE WHEN i.state = 'done'
                               AND i.external_ref IS DISTINCT FROM CAST(:externalRef AS text)
+                              AND NOT (i.external_ref IS NULL AND late.resolved)
                              THEN 1 ELSE 0 END,
     updated_at = now()
   FROM late WHERE i.id = late.item_id

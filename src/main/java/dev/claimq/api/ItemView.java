@@ -82,7 +82,9 @@ public record ItemView(
             description =
                 "Late successes reported after the item was done with another reference (or none):"
                     + " sends that went out twice. One with the item's own reference is the"
-                    + " provider answering a repeat of the same send, and is not counted.")
+                    + " provider answering a repeat of the same send, and one on an item an"
+                    + " operator resolved without a reference is the send they confirmed: neither"
+                    + " is counted.")
         int duplicateSends,
     @Schema(
             description =

@@ -98,8 +98,8 @@ public class WorkService {
       }
       case LATE_SUCCESS -> {
         metrics.staleReport(item.queue);
-        // Done already with another reference (or none): the send went out twice. As the
-        // statement counts it on the item.
+        // Done already with another reference (or none): the send went out twice, as the
+        // statement counts it on the item. An item resolved without one has just taken this one.
         boolean duplicate =
             item.state == ItemState.DONE && !Objects.equals(item.externalRef, externalRef);
         metrics.lateSuccess(item.queue, duplicate);

@@ -111,18 +111,45 @@ class LateSuccessTest extends AsAdmin {
     // The newer claim asked the provider by idempotency key and got the same send back: the
     // provider kept it to one send, and the item must not say it went out twice.
     OutlivedClaim done = doneByANewerClaim("late-same-ref", "msg_1");
-    String id = done.id();
-    String stale = done.staleToken();
 
-    problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_1")), 409, "stale-claim")
+    assertSameSendReportedLate(done.id(), done.staleToken(), "msg_1");
+  }
+
+  @Test
+  void a_late_complete_of_an_item_resolved_without_a_reference_gives_it_one_and_no_duplicate()
+      throws Exception {
+    // The worker timed out, said it could not tell whether it sent, and an operator confirmed
+    // with the provider that it had: the send the worker later learns of is that same one.
+    String queue = uniqueQueue("late-resolved");
+    SendSafetyTest.policy(queue, Map.of("onUnknownOutcome", "hold"));
+    String id = enqueued(queue, "k", 1);
+    String token = claim(id, Map.of()).path("claimToken");
+    fail(id, Map.of("claimToken", token, "error", "timeout", "sent", "unknown"))
+        .then()
+        .body("state", equalTo("failed"));
+    dev.claimq.Api.json()
+        .body(Map.of("note", "the provider has it"))
+        .post("/v1/items/{id}/resolve", id)
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("done"))
+        .body("externalRef", nullValue());
+
+    assertSameSendReportedLate(id, token, "msg_1");
+  }
+
+  /** A late complete with {@code ref}: recorded, the item done with it, and no duplicate send. */
+  private static void assertSameSendReportedLate(String id, String staleToken, String ref)
+      throws Exception {
+    problem(complete(id, Map.of("claimToken", staleToken, "externalRef", ref)), 409, "stale-claim")
         .body("detail", containsString("recorded as a late success"));
 
     item(id)
         .then()
         .body("state", equalTo("done"))
-        .body("externalRef", equalTo("msg_1"))
+        .body("externalRef", equalTo(ref))
         .body("duplicateSends", equalTo(0));
-    assertThat(lateSuccess(id, 0)).containsEntry("externalRef", "msg_1");
+    assertThat(lateSuccess(id, 0)).containsEntry("externalRef", ref);
   }
 
   @Test
