@@ -275,7 +275,13 @@ SELECT false, * FROM unchanged;
 -- per drained item (docs/performance.md).
 WITH finished AS (
   UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
-                  lease_expires_at = NULL, updated_at = now()
+                  lease_expires_at = NULL, updated_at = now(),
+                  -- Told that an earlier claim's send went through, and finished with another
+                  -- reference (or none): a second send, as a late success after it would be.
+                  duplicate_sends = duplicate_sends
+                    + CASE WHEN already_sent_attempt IS NOT NULL
+                                AND already_sent_ref IS DISTINCT FROM CAST(:externalRef AS text)
+                           THEN 1 ELSE 0 END
   WHERE id = :id AND claim_token = :token AND state = 'sending'
   RETURNING *
 ),
@@ -305,7 +311,13 @@ LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL;
 -- answers), true for the claimed one (with possibly_sent and prior_attempts, as claim-next does).
 WITH finished AS (
   UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
-                  lease_expires_at = NULL, updated_at = now()
+                  lease_expires_at = NULL, updated_at = now(),
+                  -- Told that an earlier claim's send went through, and finished with another
+                  -- reference (or none): a second send, as a late success after it would be.
+                  duplicate_sends = duplicate_sends
+                    + CASE WHEN already_sent_attempt IS NOT NULL
+                                AND already_sent_ref IS DISTINCT FROM CAST(:externalRef AS text)
+                           THEN 1 ELSE 0 END
   WHERE id = :id AND claim_token = :token AND state = 'sending'
   RETURNING *
 ),
@@ -373,7 +385,13 @@ FROM claimed;
 -- deadlock).
 WITH finished AS (
   UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
-                  lease_expires_at = NULL, updated_at = now()
+                  lease_expires_at = NULL, updated_at = now(),
+                  -- Told that an earlier claim's send went through, and finished with another
+                  -- reference (or none): a second send, as a late success after it would be.
+                  duplicate_sends = duplicate_sends
+                    + CASE WHEN already_sent_attempt IS NOT NULL
+                                AND already_sent_ref IS DISTINCT FROM CAST(:externalRef AS text)
+                           THEN 1 ELSE 0 END
   WHERE id = :id AND claim_token = :token AND state = 'sending'
   RETURNING *
 ),
@@ -534,7 +552,12 @@ named AS MATERIALIZED (
 ),
 finished AS (
   UPDATE item i SET state = 'done', external_ref = input.external_ref, lease_seconds = NULL,
-                    lease_expires_at = NULL, updated_at = now()
+                    lease_expires_at = NULL, updated_at = now(),
+                    -- As in complete.
+                    duplicate_sends = i.duplicate_sends
+                      + CASE WHEN i.already_sent_attempt IS NOT NULL
+                                  AND i.already_sent_ref IS DISTINCT FROM input.external_ref
+                             THEN 1 ELSE 0 END
   FROM input JOIN named ON named.id = input.id
   WHERE i.id = input.id AND i.claim_token = input.claim_token AND i.state = 'sending'
   RETURNING i.*

@@ -80,11 +80,12 @@ public record ItemView(
         AlreadySent alreadySent,
     @Schema(
             description =
-                "Late successes reported after the item was done with another reference (or none):"
-                    + " sends that went out twice. One with the item's own reference is the"
-                    + " provider answering a repeat of the same send, and one on an item an"
-                    + " operator resolved without a reference is the send they confirmed: neither"
-                    + " is counted.")
+                "Sends that went out twice: late successes reported after the item was done with"
+                    + " another reference (or none), and completes with another reference (or"
+                    + " none) after a late success had told the claim alreadySent. A late success"
+                    + " with the item's own reference is the provider answering a repeat of the"
+                    + " same send, and one on an item an operator resolved without a reference is"
+                    + " the send they confirmed: neither is counted.")
         int duplicateSends,
     @Schema(
             description =

@@ -87,7 +87,22 @@ public class WorkService {
         Duration held =
             item.heldSince == null ? null : Duration.between(item.heldSince, item.updatedAt);
         switch (item.state) {
-          case DONE -> metrics.completed(item.queue, held);
+          case DONE -> {
+            metrics.completed(item.queue, held);
+            if (item.alreadySentAttempt != null
+                && !Objects.equals(item.alreadySentRef, item.externalRef)) {
+              // Counted on the item by the statement, on the same condition.
+              metrics.duplicateSend(item.queue);
+              ItemLog.warn(
+                  LOG,
+                  item,
+                  "a send went out twice: done with \"%s\" after attempt %d's send came back with"
+                      + " \"%s\"",
+                  LogText.oneLine(item.externalRef),
+                  item.alreadySentAttempt,
+                  LogText.oneLine(item.alreadySentRef));
+            }
+          }
           case PENDING -> metrics.failed(item.queue, true, held);
           case FAILED -> {
             metrics.failed(item.queue, false, held);

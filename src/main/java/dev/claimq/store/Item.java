@@ -95,9 +95,7 @@ public class Item {
   @Column(name = "payload_sha256")
   public String payloadSha256;
 
-  /**
-   * Late successes reported after it was done with another reference: sends that went out twice.
-   */
+  /** Sends that went out twice, as late successes and completes reported them (see ItemView). */
   @Column(name = "duplicate_sends")
   public int duplicateSends;
 

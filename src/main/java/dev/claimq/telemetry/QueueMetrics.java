@@ -149,6 +149,11 @@ public class QueueMetrics {
     }
   }
 
+  /** A claim told that an earlier one's send went through finished with a send of its own. */
+  public void duplicateSend(String queue) {
+    count("claimq.duplicate.sends", queue, null, null, 1);
+  }
+
   /** An operator's retry, cancel, resolve, pause, resume or policy change. */
   public void operatorAction(String queue, String action) {
     count("claimq.operator.actions", queue, "action", action, 1);

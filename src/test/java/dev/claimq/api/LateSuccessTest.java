@@ -18,6 +18,8 @@ import static org.hamcrest.Matchers.nullValue;
 
 import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -83,6 +85,46 @@ class LateSuccessTest extends AsAdmin {
     problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_2")), 409, "stale-claim");
 
     item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_2"));
+  }
+
+  @Test
+  void a_claim_told_already_sent_that_completes_with_another_reference_is_a_duplicate_send()
+      throws Exception {
+    // The late success came first this time: the newer claim was told, and still finished with a
+    // send of its own. Counted as when the late success comes after, in every form of complete.
+    for (String form : List.of("single", "with next", "batch")) {
+      String id = enqueued(uniqueQueue("late-first"), "k", 1);
+      String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+      awaitState(id, "pending");
+      String current = claim(id, Map.of()).path("claimToken");
+      problem(
+          complete(id, Map.of("claimToken", stale, "externalRef", "msg_1")), 409, "stale-claim");
+
+      Map<String, Object> report =
+          new HashMap<>(Map.of("claimToken", current, "externalRef", "msg_2"));
+      switch (form) {
+        case "single" -> complete(id, report).then().statusCode(200);
+        case "with next" -> {
+          report.put("next", Map.of());
+          complete(id, report).then().statusCode(200);
+        }
+        default -> {
+          report.put("id", id);
+          dev.claimq.Api.json()
+              .body(Map.of("items", List.of(report)))
+              .post("/v1/items:complete")
+              .then()
+              .statusCode(200)
+              .body("results[0].status", equalTo(200));
+        }
+      }
+
+      item(id)
+          .then()
+          .body("state", equalTo("done"))
+          .body("externalRef", equalTo("msg_2"))
+          .body("duplicateSends", equalTo(1));
+    }
   }
 
   @Test
