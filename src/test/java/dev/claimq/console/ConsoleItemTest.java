@@ -85,7 +85,7 @@ class ConsoleItemTest extends ConsoleTest {
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
     browser.open("/console/#/items/" + id);
-    browser.text(By.id("duplicates"), "Sent twice: 1 late success");
+    browser.text(By.id("duplicates"), "Sent twice: 1 duplicate send:");
     String attempts = browser.text(By.id("attempts"), "late success").getText();
     assertThat(attempts).contains("lease_expired", "late success: reported msg_old", "done");
   }

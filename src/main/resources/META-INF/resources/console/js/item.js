@@ -152,8 +152,8 @@ function summary(item) {
   const warnings = [];
   if (item.duplicateSends > 0) {
     warnings.push(h('p', { class: 'warning', id: 'duplicates' },
-      `Sent twice: ${item.duplicateSends} late success${item.duplicateSends === 1 ? '' : 'es'}`
-        + ' reported after this item was done (duplicate sends).'));
+      `Sent twice: ${item.duplicateSends} duplicate send${item.duplicateSends === 1 ? '' : 's'}:`
+        + ' two attempts reported a send with different references (see Attempts).'));
   }
   if (item.alreadySent) {
     warnings.push(h('p', { class: 'warning', id: 'already-sent' },
