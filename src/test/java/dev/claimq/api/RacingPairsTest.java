@@ -13,6 +13,7 @@ import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.release;
+import static dev.claimq.Api.retry;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -597,6 +598,130 @@ class RacingPairsTest extends AsAdmin {
       }
       assertThat(log.errors()).isEmpty();
     }
+  }
+
+  @Test
+  void a_resolve_a_retry_and_a_late_complete_of_one_failed_item_at_once_send_it_once()
+      throws Exception {
+    Map<String, Integer> won = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 10; round++) {
+        String queue = uniqueQueue("resolve-vs-retry");
+        String id = failedForGood(queue, 1).get(0);
+        String token = tokens.get(id);
+        // Every other round the operator has the provider's reference for the send; else not.
+        String opRef = round % 2 == 0 ? null : "op";
+        Map<String, Object> resolveBody = new HashMap<>(Map.of("note", "the provider has it"));
+        if (opRef != null) {
+          resolveBody.put("externalRef", opRef);
+        }
+
+        List<Response> answers =
+            Race.of(
+                3,
+                thread ->
+                    switch (thread) {
+                      case 0 -> json().body(resolveBody).post("/v1/items/{id}/resolve", id);
+                      case 1 -> retry(id);
+                      default -> complete(id, Map.of("claimToken", token, "externalRef", "late"));
+                    });
+
+        // The late report is a fact whoever came first: recorded on the one attempt, once.
+        problem(answers.get(2), 409, "stale-claim")
+            .body("detail", org.hamcrest.Matchers.containsString("recorded as a late success"));
+        List<Integer> operators = List.of(answers.get(0).statusCode(), answers.get(1).statusCode());
+        assertThat(operators).as("round %d", round).isSubsetOf(200, 409);
+        // At most one of the operators: each refuses the state the other leaves.
+        assertThat(operators).as("round %d", round).contains(409);
+        for (Response answer : answers.subList(0, 2)) {
+          if (answer.statusCode() == 409) {
+            problem(answer, 409, "state-conflict");
+          }
+        }
+        List<Map<String, Object>> tries = attempts(id).getList("attempts");
+        assertThat(tries).as("round %d", round).hasSize(1);
+        assertThat(tries.get(0)).containsEntry("worker", "early");
+        assertThat(tries.get(0)).containsEntry("outcome", "failed");
+        assertThat(attempts(id).getString("attempts[0].lateSuccess.externalRef"))
+            .as("round %d", round)
+            .isEqualTo("late");
+        List<String> actions =
+            json()
+                .get("/v1/items/{id}/actions", id)
+                .then()
+                .extract()
+                .jsonPath()
+                .getList("actions.action");
+        Response now = item(id);
+        assertThat(now.<String>path("state")).as("round %d", round).isEqualTo("done");
+        String winner =
+            operators.get(0) == 200 ? "resolve" : operators.get(1) == 200 ? "retry" : "late";
+        won.merge(winner, 1, Integer::sum);
+        switch (winner) {
+          case "resolve" -> {
+            // Resolved first: the late success is the send the operator confirmed. Without a
+            // reference it gives the item its own; with another one it is a second send.
+            assertThat(actions).as("round %d", round).containsExactly("resolve");
+            assertThat(now.<String>path("externalRef"))
+                .as("round %d", round)
+                .isEqualTo(opRef == null ? "late" : "op");
+            assertThat(now.<Integer>path("duplicateSends"))
+                .as("round %d: duplicate sends", round)
+                .isEqualTo(opRef == null ? 0 : 1);
+          }
+          case "retry" -> {
+            // Retried first: pending again, and the late success made it done before any claim.
+            assertThat(actions).as("round %d", round).containsExactly("retry");
+            assertThat(now.<String>path("externalRef")).isEqualTo("late");
+            assertThat(now.<Integer>path("duplicateSends")).isZero();
+            assertThat(now.<Integer>path("attempts")).isZero();
+          }
+          default -> {
+            // The late success first: done with it, and neither operator could act after.
+            assertThat(actions).as("round %d", round).isEmpty();
+            assertThat(now.<String>path("externalRef")).isEqualTo("late");
+            assertThat(now.<Integer>path("duplicateSends")).isZero();
+          }
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("resolve vs retry vs late complete, winners: %s%n", won);
+  }
+
+  private final Map<String, String> tokens = new HashMap<>();
+
+  /**
+   * {@code count} new items of the queue, each claimed once and failed for good (no attempts left);
+   * their claims' tokens are kept in {@link #tokens}.
+   */
+  private List<String> failedForGood(String queue, int count) {
+    for (int i = 0; i < count; i++) {
+      enqueued(queue, Map.of("dedupeKey", "k" + i, "payload", i, "maxAttempts", 1));
+    }
+    List<Map<String, Object>> claims =
+        json()
+            .body(Map.of("worker", "early", "max", count))
+            .post("/v1/queues/{q}/claim:batch", queue)
+            .path("items");
+    assertThat(claims).hasSize(count);
+    List<Map<String, Object>> entries = new ArrayList<>();
+    List<String> ids = new ArrayList<>();
+    for (Map<String, Object> c : claims) {
+      String id = (String) c.get("id");
+      ids.add(id);
+      tokens.put(id, (String) c.get("claimToken"));
+      entries.add(
+          Map.of("id", id, "claimToken", c.get("claimToken"), "error", "boom", "retryable", false));
+    }
+    json()
+        .urlEncodingEnabled(false)
+        .body(Map.of("items", entries))
+        .post("/v1/items:fail")
+        .then()
+        .statusCode(200)
+        .body("results.status", org.hamcrest.Matchers.everyItem(org.hamcrest.Matchers.is(200)));
+    return ids;
   }
 
   private static JsonPath attempts(String id) {
