@@ -689,6 +689,86 @@ class RacingPairsTest extends AsAdmin {
     System.out.printf("resolve vs retry vs late complete, winners: %s%n", won);
   }
 
+  @Test
+  void a_bulk_retry_and_single_retries_of_the_same_failed_items_retry_each_once() throws Exception {
+    String queue = uniqueQueue("bulk-retry-vs-single");
+    int count = 20;
+    List<String> failed = failedForGood(queue, count);
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      List<List<String>> answers =
+          Race.of(
+              3,
+              thread -> {
+                if (thread == 0) {
+                  // A few at a time, so that its calls and the single retries interleave.
+                  List<String> retried = new ArrayList<>();
+                  Response some;
+                  do {
+                    some =
+                        json()
+                            .urlEncodingEnabled(false)
+                            .body(Map.of("queue", queue, "limit", 3))
+                            .post("/v1/items:retry");
+                    some.then().statusCode(200);
+                    retried.addAll(some.jsonPath().getList("items.id", String.class));
+                  } while (some.<Boolean>path("more"));
+                  return retried;
+                }
+                // By id, from either end: a retried item is pending, which no retry takes again.
+                List<String> retried = new ArrayList<>();
+                for (int n = 0; n < count; n++) {
+                  String id = failed.get(thread == 1 ? n : count - 1 - n);
+                  Response answer = retry(id);
+                  if (answer.statusCode() == 200) {
+                    retried.add(id);
+                  } else {
+                    problem(answer, 409, "state-conflict");
+                  }
+                }
+                return retried;
+              });
+      List<String> decided = new ArrayList<>();
+      answers.forEach(decided::addAll);
+      assertThat(decided).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(failed);
+      Map<String, Map<String, Object>> rows = rows(queue);
+      for (String id : failed) {
+        assertThat(rows.get(id)).as("item %s", id).containsEntry("state", "pending");
+        assertThat(rows.get(id)).as("item %s", id).containsEntry("attempts", 0);
+        assertThat(attempts(id).getList("attempts.outcome"))
+            .as("item %s's attempts", id)
+            .containsExactly("failed");
+        JsonPath actions = json().get("/v1/items/{id}/actions", id).then().extract().jsonPath();
+        assertThat(actions.getList("actions.action"))
+            .as("item %s's actions", id)
+            .containsExactly("retry");
+        assertThat(actions.getString("actions[0].note"))
+            .as("item %s's retry", id)
+            .isEqualTo(answers.get(0).contains(id) ? "bulk" : null);
+      }
+      assertThat(log.errors()).isEmpty();
+      System.out.printf(
+          "bulk retry vs single retries: %d by the bulk, %d singly%n",
+          answers.get(0).size(), decided.size() - answers.get(0).size());
+    }
+  }
+
+  /** Every item of the queue, as the list shows it, by id. */
+  private static Map<String, Map<String, Object>> rows(String queue) {
+    List<Map<String, Object>> items =
+        json()
+            .queryParam("queue", queue)
+            .queryParam("limit", 100)
+            .get("/v1/items")
+            .then()
+            .statusCode(200)
+            .extract()
+            .jsonPath()
+            .getList("items");
+    Map<String, Map<String, Object>> byId = new HashMap<>();
+    items.forEach(row -> byId.put((String) row.get("id"), row));
+    return byId;
+  }
+
   private final Map<String, String> tokens = new HashMap<>();
 
   /**
