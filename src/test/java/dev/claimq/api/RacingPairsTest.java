@@ -752,6 +752,95 @@ class RacingPairsTest extends AsAdmin {
     }
   }
 
+  @Test
+  void a_batch_claim_and_a_bulk_cancel_of_the_same_pending_items_take_each_item_once()
+      throws Exception {
+    int cancelledCount = 0;
+    int claimedCount = 0;
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 8; round++) {
+        String queue = uniqueQueue("batch-claim-vs-bulk-cancel");
+        int count = 6;
+        List<String> pending = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+          // The newer the item, the higher its priority: the claims take the newest first, as
+          // the bulk cancel does, so that all three start on the same items.
+          pending.add(enqueued(queue, Map.of("dedupeKey", "k" + i, "payload", i, "priority", i)));
+        }
+        List<List<String>> answers =
+            Race.of(
+                3,
+                thread -> {
+                  List<String> mine = new ArrayList<>();
+                  Response some;
+                  if (thread == 0) {
+                    // A few at a time, stepping past what a batch claim locked.
+                    do {
+                      some =
+                          json()
+                              .urlEncodingEnabled(false)
+                              .body(Map.of("queue", queue, "state", "pending", "limit", 2))
+                              .post("/v1/items:cancel");
+                      some.then().statusCode(200);
+                      mine.addAll(some.jsonPath().getList("items.id", String.class));
+                    } while (some.<Boolean>path("more"));
+                    return mine;
+                  }
+                  // Two batch claimers, a few at a time, until nothing is due.
+                  while ((some =
+                              json()
+                                  .body(Map.of("worker", "w" + thread, "max", 2))
+                                  .post("/v1/queues/{q}/claim:batch", queue))
+                          .statusCode()
+                      == 200) {
+                    List<String> ids = some.jsonPath().getList("items.id", String.class);
+                    assertThat(ids).isNotEmpty().hasSizeLessThanOrEqualTo(2);
+                    mine.addAll(ids);
+                  }
+                  assertThat(some.statusCode()).isEqualTo(204);
+                  return mine;
+                });
+        List<String> cancelled = answers.get(0);
+        List<String> decided = new ArrayList<>();
+        answers.forEach(decided::addAll);
+        assertThat(decided)
+            .as("round %d", round)
+            .doesNotHaveDuplicates()
+            .containsExactlyInAnyOrderElementsOf(pending);
+        cancelledCount += cancelled.size();
+        claimedCount += decided.size() - cancelled.size();
+        Map<String, Map<String, Object>> rows = rows(queue);
+        for (String id : pending) {
+          Map<String, Object> now = rows.get(id);
+          List<Object> tries = attempts(id).getList("attempts");
+          List<String> actions =
+              json()
+                  .get("/v1/items/{id}/actions", id)
+                  .then()
+                  .extract()
+                  .jsonPath()
+                  .getList("actions.action");
+          if (cancelled.contains(id)) {
+            assertThat(now).as("item %s", id).containsEntry("state", "cancelled");
+            assertThat(now).as("item %s", id).containsEntry("attempts", 0);
+            assertThat(tries).as("item %s's attempts", id).isEmpty();
+            assertThat(actions).as("item %s's actions", id).containsExactly("cancel");
+          } else {
+            String worker = answers.get(1).contains(id) ? "w1" : "w2";
+            assertThat(now).as("item %s", id).containsEntry("state", "sending");
+            assertThat(now).as("item %s", id).containsEntry("claimedBy", worker);
+            assertThat(now).as("item %s", id).containsEntry("attempts", 1);
+            assertThat(tries).as("item %s's attempts", id).hasSize(1);
+            assertThat(actions).as("item %s's actions", id).isEmpty();
+          }
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf(
+        "batch claims vs bulk cancel: %d cancelled, %d claimed%n", cancelledCount, claimedCount);
+  }
+
   /** Every item of the queue, as the list shows it, by id. */
   private static Map<String, Map<String, Object>> rows(String queue) {
     List<Map<String, Object>> items =
