@@ -413,12 +413,14 @@ late AS (
     -- all the same. A repeat of its own complete finds its attempt done.
     AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex')
     AND a.finished_at IS NOT NULL AND a.outcome <> 'done' AND a.late_reported_at IS NULL
-  -- resolved: an operator's resolve finished the item, if it is done (done is final). Read in
-  -- this statement's snapshot: a resolve that commits meanwhile is missed, and the late success
-  -- then counts as a duplicate send, never the other way round.
+  -- resolved: an operator's resolve finished the item, if applied finds it done (done is final).
+  -- Either this statement's snapshot has the resolve action, or the resolve committed while
+  -- target waited for the item's lock: then the snapshot has the item still failed, and of what
+  -- takes a failed item to done, only a resolve leaves it without a reference (a late success
+  -- brings one).
   RETURNING a.item_id, a.attempt,
             EXISTS (SELECT FROM item_action r WHERE r.item_id = a.item_id AND r.action = 'resolve')
-              AS resolved
+              OR (SELECT s.state FROM item s WHERE s.id = a.item_id) = 'failed' AS resolved
 ),
 applied AS (
   UPDATE item i SET

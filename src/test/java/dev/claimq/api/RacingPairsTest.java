@@ -609,9 +609,8 @@ class RacingPairsTest extends AsAdmin {
         String queue = uniqueQueue("resolve-vs-retry");
         String id = failedForGood(queue, 1).get(0);
         String token = tokens.get(id);
-        // The operator resolves with the provider's reference for the send. (Without one, a
-        // resolve that commits while the late complete waits for the item is missed by that
-        // statement's snapshot, which then counts a duplicate send: not exact yet, so not here.)
+        // The operator resolves with another reference than the late report's (a resolve
+        // without one races a late complete in the test below).
         Map<String, Object> resolveBody =
             Map.of("note", "the provider has it", "externalRef", "op");
 
@@ -683,6 +682,43 @@ class RacingPairsTest extends AsAdmin {
       assertThat(log.errors()).isEmpty();
     }
     System.out.printf("resolve vs retry vs late complete, winners: %s%n", won);
+  }
+
+  @Test
+  void a_resolve_without_a_reference_and_a_late_complete_at_once_end_as_one_send_either_way()
+      throws Exception {
+    // Whichever commits first, the item ends done with the late reference and no duplicate send:
+    // the late success first leaves nothing to resolve; the resolve first is the send the
+    // operator confirmed, and takes the reference the late report brings.
+    Map<Integer, Integer> resolveAnswers = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 40; round++) {
+        String id = failedForGood(uniqueQueue("resolve-vs-late"), 1).get(0);
+        String token = tokens.get(id);
+
+        List<Response> answers =
+            Race.of(
+                2,
+                thread ->
+                    thread == 0
+                        ? json()
+                            .body(Map.of("note", "the provider has it"))
+                            .post("/v1/items/{id}/resolve", id)
+                        : complete(id, Map.of("claimToken", token, "externalRef", "late")));
+
+        resolveAnswers.merge(answers.get(0).statusCode(), 1, Integer::sum);
+        if (answers.get(0).statusCode() != 200) {
+          problem(answers.get(0), 409, "state-conflict");
+        }
+        problem(answers.get(1), 409, "stale-claim");
+        Response now = item(id);
+        assertThat(now.<String>path("state")).as("round %d", round).isEqualTo("done");
+        assertThat(now.<String>path("externalRef")).as("round %d", round).isEqualTo("late");
+        assertThat(now.<Integer>path("duplicateSends")).as("round %d", round).isZero();
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("resolve without a reference vs late complete: %s%n", resolveAnswers);
   }
 
   @Test
