@@ -346,7 +346,7 @@ class RacingPairsTest extends AsAdmin {
       // nothing stays held for longer than the approvals took.
       assertThat(decided).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(held);
       for (String id : held) {
-        JsonPath actions = json().get("/v1/items/{id}/actions", id).then().extract().jsonPath();
+        JsonPath actions = actions(id);
         assertThat(actions.getList("actions")).as("item %s's actions", id).hasSize(1);
         boolean wasApproved = approved.contains(id);
         assertThat(actions.getString("actions[0].action"))
@@ -383,13 +383,7 @@ class RacingPairsTest extends AsAdmin {
             List.of("cancel", "cancel", "claim", "claim-next").get(statuses.indexOf(200));
         won.merge(winner, 1, Integer::sum);
         Response now = item(id);
-        List<String> actions =
-            json()
-                .get("/v1/items/{id}/actions", id)
-                .then()
-                .extract()
-                .jsonPath()
-                .getList("actions.action");
+        List<String> actions = actions(id).getList("actions.action");
         if (winner.equals("cancel")) {
           // The other cancel finds it cancelled; neither claim takes a cancelled item.
           assertThat(statuses).as("round %d", round).containsExactlyInAnyOrder(200, 409, 204, 204);
@@ -497,19 +491,7 @@ class RacingPairsTest extends AsAdmin {
               4,
               thread -> {
                 if (thread == 0) {
-                  // A few at a time, so that its calls and the claims interleave all along.
-                  List<String> cancelled = new ArrayList<>();
-                  Response some;
-                  do {
-                    some =
-                        json()
-                            .urlEncodingEnabled(false)
-                            .body(Map.of("queue", queue, "state", "pending", "limit", 3))
-                            .post("/v1/items:cancel");
-                    some.then().statusCode(200);
-                    cancelled.addAll(some.jsonPath().getList("items.id", String.class));
-                  } while (some.<Boolean>path("more"));
-                  return cancelled;
+                  return inSteps("cancel", Map.of("queue", queue, "state", "pending", "limit", 3));
                 }
                 List<String> claimed = new ArrayList<>();
                 if (thread == 3) {
@@ -541,13 +523,7 @@ class RacingPairsTest extends AsAdmin {
       for (String id : pending) {
         Response now = item(id);
         List<Object> tries = attempts(id).getList("attempts");
-        List<String> actions =
-            json()
-                .get("/v1/items/{id}/actions", id)
-                .then()
-                .extract()
-                .jsonPath()
-                .getList("actions.action");
+        List<String> actions = actions(id).getList("actions.action");
         if (cancelled.contains(id)) {
           assertThat(now.<String>path("state")).as("item %s", id).isEqualTo("cancelled");
           assertThat(tries).as("item %s's attempts", id).isEmpty();
@@ -643,13 +619,7 @@ class RacingPairsTest extends AsAdmin {
         assertThat(attempts(id).getString("attempts[0].lateSuccess.externalRef"))
             .as("round %d", round)
             .isEqualTo("late");
-        List<String> actions =
-            json()
-                .get("/v1/items/{id}/actions", id)
-                .then()
-                .extract()
-                .jsonPath()
-                .getList("actions.action");
+        List<String> actions = actions(id).getList("actions.action");
         Response now = item(id);
         assertThat(now.<String>path("state")).as("round %d", round).isEqualTo("done");
         String winner =
@@ -732,19 +702,7 @@ class RacingPairsTest extends AsAdmin {
               3,
               thread -> {
                 if (thread == 0) {
-                  // A few at a time, so that its calls and the single retries interleave.
-                  List<String> retried = new ArrayList<>();
-                  Response some;
-                  do {
-                    some =
-                        json()
-                            .urlEncodingEnabled(false)
-                            .body(Map.of("queue", queue, "limit", 3))
-                            .post("/v1/items:retry");
-                    some.then().statusCode(200);
-                    retried.addAll(some.jsonPath().getList("items.id", String.class));
-                  } while (some.<Boolean>path("more"));
-                  return retried;
+                  return inSteps("retry", Map.of("queue", queue, "limit", 3));
                 }
                 // By id, from either end: a retried item is pending, which no retry takes again.
                 List<String> retried = new ArrayList<>();
@@ -769,7 +727,7 @@ class RacingPairsTest extends AsAdmin {
         assertThat(attempts(id).getList("attempts.outcome"))
             .as("item %s's attempts", id)
             .containsExactly("failed");
-        JsonPath actions = json().get("/v1/items/{id}/actions", id).then().extract().jsonPath();
+        JsonPath actions = actions(id);
         assertThat(actions.getList("actions.action"))
             .as("item %s's actions", id)
             .containsExactly("retry");
@@ -803,21 +761,13 @@ class RacingPairsTest extends AsAdmin {
             Race.of(
                 3,
                 thread -> {
+                  if (thread == 0) {
+                    // Stepping past what a batch claim locked.
+                    return inSteps(
+                        "cancel", Map.of("queue", queue, "state", "pending", "limit", 2));
+                  }
                   List<String> mine = new ArrayList<>();
                   Response some;
-                  if (thread == 0) {
-                    // A few at a time, stepping past what a batch claim locked.
-                    do {
-                      some =
-                          json()
-                              .urlEncodingEnabled(false)
-                              .body(Map.of("queue", queue, "state", "pending", "limit", 2))
-                              .post("/v1/items:cancel");
-                      some.then().statusCode(200);
-                      mine.addAll(some.jsonPath().getList("items.id", String.class));
-                    } while (some.<Boolean>path("more"));
-                    return mine;
-                  }
                   // Two batch claimers, a few at a time, until nothing is due.
                   while ((some =
                               json()
@@ -845,13 +795,7 @@ class RacingPairsTest extends AsAdmin {
         for (String id : pending) {
           Map<String, Object> now = rows.get(id);
           List<Object> tries = attempts(id).getList("attempts");
-          List<String> actions =
-              json()
-                  .get("/v1/items/{id}/actions", id)
-                  .then()
-                  .extract()
-                  .jsonPath()
-                  .getList("actions.action");
+          List<String> actions = actions(id).getList("actions.action");
           if (cancelled.contains(id)) {
             assertThat(now).as("item %s", id).containsEntry("state", "cancelled");
             assertThat(now).as("item %s", id).containsEntry("attempts", 0);
@@ -927,5 +871,25 @@ class RacingPairsTest extends AsAdmin {
 
   private static JsonPath attempts(String id) {
     return json().get("/v1/items/{id}/attempts", id).then().statusCode(200).extract().jsonPath();
+  }
+
+  private static JsonPath actions(String id) {
+    return json().get("/v1/items/{id}/actions", id).then().statusCode(200).extract().jsonPath();
+  }
+
+  /**
+   * An operator's bulk action on the items matching {@code filter}, a few calls at a time (the
+   * filter's limit) while the answer says there are more, so that its calls interleave with the
+   * race's other side all along. The ids it acted on.
+   */
+  private static List<String> inSteps(String action, Map<String, Object> filter) {
+    List<String> acted = new ArrayList<>();
+    Response some;
+    do {
+      some = json().urlEncodingEnabled(false).body(filter).post("/v1/items:" + action);
+      some.then().statusCode(200);
+      acted.addAll(some.jsonPath().getList("items.id", String.class));
+    } while (some.<Boolean>path("more"));
+    return acted;
   }
 }
