@@ -145,11 +145,14 @@ public class QueueMetrics {
   public void lateSuccess(String queue, boolean duplicate) {
     count("claimq.late.successes", queue, null, null, 1);
     if (duplicate) {
-      count("claimq.duplicate.sends", queue, null, null, 1);
+      duplicateSend(queue);
     }
   }
 
-  /** A claim told that an earlier one's send went through finished with a send of its own. */
+  /**
+   * A send that went out twice: a late success on an item done with another reference, or a claim
+   * told that an earlier one's send went through that finished with a send of its own.
+   */
   public void duplicateSend(String queue) {
     count("claimq.duplicate.sends", queue, null, null, 1);
   }
