@@ -144,7 +144,9 @@ public class ClaimableListener {
   @Scheduled(
       identity = "long-poll-fallback",
       every = "${claimq.long-poll.fallback-interval}",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+      // a run while the application stops finds the container gone: an ERROR for nothing
+      skipExecutionIf = Scheduled.ApplicationNotRunning.class)
   void fallbackPoll() {
     waiters.wakeOneOfEach();
   }
