@@ -205,7 +205,9 @@ public class ItemsResource {
       description =
           "Moves the item from pending to sending if it is pending and due, in one conditional"
               + " statement. Of any number of concurrent claims, exactly one gets 200; the others"
-              + " get 204, which is not an error: another worker has it, so move on.")
+              + " get 204, which is not an error: another worker has it, so move on. A repeat of a"
+              + " claim whose answer was lost is a 204 too: the lost claim holds the item until"
+              + " its lease ends and the reaper releases it.")
   @RequestBody(
       required = false,
       content =
@@ -463,7 +465,8 @@ public class ItemsResource {
       operationId = "heartbeat",
       summary = "Extend a claim's lease",
       description =
-          "For long work: heartbeat at about a third of the lease so the claim is not released.")
+          "For long work: heartbeat at about a third of the lease so the claim is not released."
+              + " Repeat-safe: a repeat extends the same claim from now again.")
   @RequestBody(
       content =
           @Content(
@@ -496,7 +499,9 @@ public class ItemsResource {
           "Back to pending, due now, with attempts reset to 0. Its history and idempotency key"
               + " are kept. No body. Past its queue's providerKeyTtl the provider may have"
               + " forgotten the key, so the retry needs force=true, and its answer says so. A"
-              + " rejected proposal was never approved: it goes back to held, for approval.")
+              + " rejected proposal was never approved: it goes back to held, for approval. A"
+              + " retry repeated because its answer was lost is a 409, unless the item failed"
+              + " again meanwhile: then it is retried again, so read its actions first.")
   @APIResponse(
       responseCode = "200",
       description = "Pending again (held again, if an operator had rejected it).",

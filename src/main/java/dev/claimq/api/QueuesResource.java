@@ -157,7 +157,10 @@ public class QueuesResource {
               + " sending in one statement and returns it with a claim token. Concurrent workers"
               + " never receive the same item. With waitSeconds, an empty queue is long-polled:"
               + " the answer comes as soon as an item is enqueued. The body is optional. To"
-              + " claim many items at once, use claimNextBatch.")
+              + " claim many items at once, use claimNextBatch. Repeated because its answer was"
+              + " lost, a claim claims another item (or answers 204): the item the lost answer"
+              + " claimed stays sending until its lease ends and the reaper releases it, using"
+              + " up an attempt, so keep leases short.")
   @RequestBody(
       required = false,
       content =
