@@ -950,7 +950,10 @@ SELECT * FROM queue_policy WHERE queue = :queue;
 
 -- name: set-policy
 -- Replaces the queue's settings (a null one means the service's default) and keeps its pause,
--- recording the change with the key's name.
+-- recording the change with the key's name. Settings equal to those the queue has change nothing
+-- and are not recorded (changed is false): a PUT repeated because its answer was lost is not a
+-- second change. The unchanged row is the one the conflict found; a policy another request
+-- inserted after this statement's snapshot is not in it, and then no row comes back.
 WITH saved AS (
   INSERT INTO queue_policy (queue, max_attempts, lease_seconds, crash_loop_after,
                             on_unknown_outcome, max_releases, provider_key_ttl_seconds,
@@ -968,28 +971,46 @@ WITH saved AS (
     backoff_cap_seconds = EXCLUDED.backoff_cap_seconds,
     require_approval = EXCLUDED.require_approval,
     updated_at = now(), updated_by = EXCLUDED.updated_by
+  WHERE (queue_policy.max_attempts, queue_policy.lease_seconds, queue_policy.crash_loop_after,
+         queue_policy.on_unknown_outcome, queue_policy.max_releases,
+         queue_policy.provider_key_ttl_seconds, queue_policy.backoff_base_seconds,
+         queue_policy.backoff_cap_seconds, queue_policy.require_approval)
+        IS DISTINCT FROM
+        (EXCLUDED.max_attempts, EXCLUDED.lease_seconds, EXCLUDED.crash_loop_after,
+         EXCLUDED.on_unknown_outcome, EXCLUDED.max_releases, EXCLUDED.provider_key_ttl_seconds,
+         EXCLUDED.backoff_base_seconds, EXCLUDED.backoff_cap_seconds, EXCLUDED.require_approval)
   RETURNING *
 ),
 recorded AS (
   INSERT INTO queue_action (queue, action, actor, policy)
   SELECT queue, 'policy', :actor, CAST(:policy AS jsonb) FROM saved
 )
-SELECT * FROM saved;
+SELECT true AS changed, * FROM saved
+UNION ALL
+SELECT false, * FROM queue_policy WHERE queue = :queue AND NOT EXISTS (SELECT FROM saved);
 
 -- name: set-paused
 -- Pauses or resumes the queue's claims, keeping its settings; recorded with the key's name. A
--- resume, or a pause, of a queue already so is recorded too: it is what the operator did.
+-- pause of a paused queue, or a resume of a running one, changes nothing and is not recorded
+-- (changed is false): it may be a request repeated because its answer was lost. A queue without
+-- a policy row is running: a resume of it inserts nothing. The unchanged row is read as in
+-- set-policy.
 WITH saved AS (
-  INSERT INTO queue_policy (queue, paused, updated_by) VALUES (:queue, :paused, :actor)
+  INSERT INTO queue_policy (queue, paused, updated_by)
+  SELECT :queue, :paused, :actor
+  WHERE :paused OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue)
   ON CONFLICT (queue) DO UPDATE SET
     paused = EXCLUDED.paused, updated_at = now(), updated_by = EXCLUDED.updated_by
+  WHERE queue_policy.paused <> EXCLUDED.paused
   RETURNING *
 ),
 recorded AS (
   INSERT INTO queue_action (queue, action, actor)
   SELECT queue, CASE WHEN paused THEN 'pause' ELSE 'resume' END, :actor FROM saved
 )
-SELECT * FROM saved;
+SELECT true AS changed, * FROM saved
+UNION ALL
+SELECT false, * FROM queue_policy WHERE queue = :queue AND NOT EXISTS (SELECT FROM saved);
 
 -- name: backoff-of
 -- The backoff of each item's queue, for the schedule a fail passes: a read of settings, not of

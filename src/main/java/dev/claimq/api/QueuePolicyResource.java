@@ -135,7 +135,8 @@ public class QueuePolicyResource {
           "Every setting at once: one left out is the service's default again. Takes effect"
               + " with the next statement on the queue's items: new enqueues and claims, and"
               + " leases that expire from now. A pause is kept. Recorded in the queue's actions"
-              + " with the key's name.")
+              + " with the key's name; settings the queue has already (a repeat whose answer was"
+              + " lost) change nothing and are not recorded again.")
   @APIResponse(
       responseCode = "200",
       description = "The policy as it is now.",
@@ -195,7 +196,9 @@ public class QueuePolicyResource {
       summary = "Pause a queue's claims",
       description =
           "Claims of the queue answer 204 (long polls keep waiting) until it is resumed;"
-              + " enqueues are still accepted, and claims already held run on. No body.")
+              + " enqueues are still accepted, and claims already held run on. No body. A pause"
+              + " of a paused queue (a repeat whose answer was lost) changes nothing and is not"
+              + " recorded again.")
   @APIResponse(
       responseCode = "200",
       description = "Paused.",
@@ -211,7 +214,10 @@ public class QueuePolicyResource {
   @Operation(
       operationId = "resume",
       summary = "Resume a paused queue",
-      description = "Claims go on, and long polls parked on the queue are woken at once. No body.")
+      description =
+          "Claims go on, and long polls parked on the queue are woken at once. No body. A resume"
+              + " of a running queue (a repeat whose answer was lost) changes nothing and is not"
+              + " recorded.")
   @APIResponse(
       responseCode = "200",
       description = "Resumed.",

@@ -10,6 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /** Operators' settings of a queue: its policy, pause and resume, and the log of those changes. */
 @ApplicationScoped
@@ -55,14 +56,16 @@ public class QueuePolicies {
 
   /** The queue's policy as set: one with every setting null (the defaults) when none was. */
   public QueuePolicy get(String queue) {
-    return items
-        .policy(queue)
-        .orElseGet(
-            () -> {
-              QueuePolicy none = new QueuePolicy();
-              none.queue = queue;
-              return none;
-            });
+    return orNone(queue, items.policy(queue));
+  }
+
+  private static QueuePolicy orNone(String queue, Optional<QueuePolicy> policy) {
+    return policy.orElseGet(
+        () -> {
+          QueuePolicy none = new QueuePolicy();
+          none.queue = queue;
+          return none;
+        });
   }
 
   /**
@@ -76,9 +79,12 @@ public class QueuePolicies {
         && schedule.worstCaseSeconds() > policy.providerKeyTtlSeconds) {
       return new Change(Outcome.POLICY_DOES_NOT_FIT, policy, schedule);
     }
-    QueuePolicy set = items.setPolicy(policy, asSent, actor);
-    metrics.operatorAction(set.queue, "policy");
-    return new Change(Outcome.CHANGED, set, schedule);
+    ItemRepository.PolicyChange set = items.setPolicy(policy, asSent, actor);
+    if (set.changed()) {
+      metrics.operatorAction(policy.queue, "policy");
+    }
+    // The same settings again (a repeat whose answer was lost): the policy as it is, 200 still.
+    return new Change(Outcome.CHANGED, orNone(policy.queue, set.policy()), schedule);
   }
 
   /** Every attempt's whole lease plus every backoff at its ceiling, with the policy's settings. */
@@ -113,19 +119,27 @@ public class QueuePolicies {
         Boolean.TRUE.equals(policy.requireApproval));
   }
 
-  /** Claims of the queue answer 204 until it is resumed; enqueues are still accepted. */
+  /**
+   * Claims of the queue answer 204 until it is resumed; enqueues are still accepted. A paused queue
+   * is left as it is, not recorded or counted again.
+   */
   public QueuePolicy pause(String queue, String actor) {
-    QueuePolicy policy = items.setPaused(queue, true, actor);
-    metrics.operatorAction(queue, "pause");
-    return policy;
+    return paused(queue, true, actor);
   }
 
   /** Claims resume, and parked long-polls of the queue are woken at once. */
   public QueuePolicy resume(String queue, String actor) {
-    QueuePolicy policy = items.setPaused(queue, false, actor);
-    metrics.operatorAction(queue, "resume");
+    QueuePolicy policy = paused(queue, false, actor);
     claimable.fire(new ItemsEnqueued(queue));
     return policy;
+  }
+
+  private QueuePolicy paused(String queue, boolean paused, String actor) {
+    ItemRepository.PolicyChange set = items.setPaused(queue, paused, actor);
+    if (set.changed()) {
+      metrics.operatorAction(queue, paused ? "pause" : "resume");
+    }
+    return orNone(queue, set.policy());
   }
 
   public List<QueueAction> actions(String queue) {

@@ -504,10 +504,16 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   }
 
   /**
-   * Replaces the queue's settings (null: the service's default), keeping its pause; {@code
-   * policyJson} is what the action log records.
+   * An operator's change of a queue: whether it changed anything (and was recorded), and the
+   * queue's policy after it; empty when the queue has none (a resume of a queue never paused).
    */
-  public QueuePolicy setPolicy(QueuePolicy policy, String policyJson, String actor) {
+  public record PolicyChange(boolean changed, Optional<QueuePolicy> policy) {}
+
+  /**
+   * Replaces the queue's settings (null: the service's default), keeping its pause; {@code
+   * policyJson} is what the action log records. Settings the queue has already change nothing.
+   */
+  public PolicyChange setPolicy(QueuePolicy policy, String policyJson, String actor) {
     return SET_POLICY
         .on(dataSource)
         .set("queue", policy.queue)
@@ -522,19 +528,35 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("requireApproval", policy.requireApproval)
         .set("policy", policyJson)
         .set("actor", actor)
-        .list(POLICIES)
-        .get(0);
+        .list(this::policyChange)
+        .stream()
+        .findFirst()
+        .orElseGet(() -> unchanged(policy.queue));
   }
 
-  /** Pauses or resumes the queue's claims. */
-  public QueuePolicy setPaused(String queue, boolean paused, String actor) {
+  /** Pauses or resumes the queue's claims; a queue already so changes nothing. */
+  public PolicyChange setPaused(String queue, boolean paused, String actor) {
     return SET_PAUSED
         .on(dataSource)
         .set("queue", queue)
         .set("paused", paused)
         .set("actor", actor)
-        .list(POLICIES)
-        .get(0);
+        .list(this::policyChange)
+        .stream()
+        .findFirst()
+        .orElseGet(() -> unchanged(queue));
+  }
+
+  private PolicyChange policyChange(ResultSet row) throws SQLException {
+    return new PolicyChange(row.getBoolean("changed"), Optional.of(POLICIES.map(row)));
+  }
+
+  /**
+   * No row: nothing changed, and the policy is read as it is now (one committed after the
+   * statement's snapshot, or none at all).
+   */
+  private PolicyChange unchanged(String queue) {
+    return new PolicyChange(false, policy(queue));
   }
 
   /** A queue's own backoff, base and cap in seconds, either null where it has none. */

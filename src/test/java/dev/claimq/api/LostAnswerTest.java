@@ -312,6 +312,35 @@ class LostAnswerTest extends AsAdmin {
         .isEqualTo(2);
   }
 
+  @Test
+  void a_replayed_policy_pause_or_resume_answers_the_queue_as_it_is_and_records_nothing_new()
+      throws SQLException {
+    String queue = uniqueQueue("lost-queue");
+    Map<String, Object> policy = Map.of("maxAttempts", 3, "leaseSeconds", 30);
+    MetricValues before = MetricValues.scrape();
+
+    for (String action : List.of("policy", "pause", "resume")) {
+      Response first = queueAction(queue, action, policy);
+
+      Response replay = queueAction(queue, action, policy);
+
+      assertThat(replay.asString()).as(action).isEqualTo(first.asString());
+      assertThat(delta(before, "claimq_operator_actions_total", queue, "action", action))
+          .as(action)
+          .isEqualTo(1);
+    }
+    assertThat(count("SELECT count(*) FROM queue_action WHERE queue = ?", queue)).isEqualTo(3);
+  }
+
+  private static Response queueAction(String queue, String action, Map<String, Object> policy) {
+    Response response =
+        action.equals("policy")
+            ? json().body(policy).put("/v1/queues/{queue}/policy", queue)
+            : io.restassured.RestAssured.post("/v1/queues/{queue}/" + action, queue);
+    response.then().statusCode(200);
+    return response;
+  }
+
   /**
    * The item a lost answer claimed, still sending under that one claim, is released by the reaper
    * when its lease ends and is the queue's next claim: its second attempt.
