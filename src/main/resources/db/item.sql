@@ -18,7 +18,12 @@
 -- equality: key order and white space do not matter, 1.0 equals 1), then each of priority,
 -- maxAttempts and runAt that the request gives (one it leaves out is not compared; runAt with the
 -- run_at the enqueue set, not the one retries moved). No row at all means the holder committed
--- after this statement's snapshot was taken, or was deleted since: go again.
+-- after this statement's snapshot was taken, or was deleted since: go again. The holder is read
+-- FOR KEY SHARE, which sees it deleted: retention may have forgotten a tombstone of the key while
+-- this insert waited for that at the key's index, and another enqueue then inserted the key anew;
+-- the snapshot still has the tombstone and would refuse the same work beside its 201 (or answer
+-- a replay of an item that is gone). KEY SHARE waits only for a delete, not for a worker's claim
+-- or finish of the holder.
 -- An item without maxAttempts takes the queue's policy, or else the service's default. A replay
 -- keeps the holder's traceparent: the item's trace is the one that made it. A queue whose policy
 -- requires approval takes the item in held, where no claim sees it until an operator approves it.
@@ -33,6 +38,11 @@ WITH inserted AS (
                THEN 'held' ELSE 'pending' END)
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
+),
+holder AS (
+  SELECT * FROM item
+  WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM inserted)
+  FOR KEY SHARE
 )
 SELECT true AS changed, CAST(NULL AS text) AS differs, * FROM inserted
 UNION ALL
@@ -46,16 +56,16 @@ SELECT false,
             WHEN max_attempts <> :maxAttempts THEN 'maxAttempts'
             WHEN enqueued_run_at <> :runAt THEN 'runAt' END,
        *
-FROM item
-WHERE queue = :queue AND dedupe_key = :dedupeKey AND NOT EXISTS (SELECT FROM inserted);
+FROM holder;
 
 -- name: enqueue-batch
 -- The batch form of enqueue: the entries travel as one JSON document unpacked by
 -- jsonb_to_recordset, so a batch is one statement whatever its size. Each entry (by ord, its
 -- position from 1) comes back with the row that holds its key: the row this statement inserted
 -- (changed only for the first entry of that key) or the one that was there, which the snapshot
--- shows and the insert cannot have added to. An entry without a row is decided alone. Held or
--- pending, and differs, as for a single enqueue. Two entries of one key in the batch are each
+-- shows and the insert cannot have added to, read FOR KEY SHARE as enqueue reads it, so that a
+-- tombstone forgotten meanwhile is not taken for the holder. An entry without a row is decided
+-- alone. Held or pending, and differs, as for a single enqueue. Two entries of one key in the batch are each
 -- compared with the row (the first one's, when it inserted it).
 -- The keys are inserted in key order, whatever the batch's order: an insert of a key that another
 -- uncommitted batch has inserted waits for that batch, so two batches of the same keys in other
@@ -85,12 +95,16 @@ inserted AS (
   ON CONFLICT (queue, dedupe_key) DO NOTHING
   RETURNING *
 ),
+taken AS (
+  SELECT * FROM item
+  WHERE queue = :queue AND dedupe_key IN (SELECT dedupe_key FROM input)
+    AND dedupe_key NOT IN (SELECT dedupe_key FROM inserted)
+  FOR KEY SHARE
+),
 holders AS (
   SELECT true AS inserted, * FROM inserted
   UNION ALL
-  SELECT false, * FROM item
-  WHERE queue = :queue AND dedupe_key IN (SELECT dedupe_key FROM input)
-    AND dedupe_key NOT IN (SELECT dedupe_key FROM inserted)
+  SELECT false, * FROM taken
 )
 SELECT input.ord,
        holders.inserted AND input.ord = min(input.ord) OVER (PARTITION BY input.dedupe_key)

@@ -30,6 +30,12 @@ public final class Locks {
 
   /** Waits up to 10 s until a statement of another session waits for that backend's locks. */
   public static void awaitBlockedBy(DataSource dataSource, long pid) throws Exception {
+    awaitBlockedBy(dataSource, pid, 1);
+  }
+
+  /** Waits up to 10 s until statements of {@code sessions} others wait for that backend's locks. */
+  public static void awaitBlockedBy(DataSource dataSource, long pid, int sessions)
+      throws Exception {
     Instant deadline = Instant.now().plusSeconds(10);
     try (Connection connection = dataSource.getConnection();
         PreparedStatement blocked =
@@ -39,14 +45,15 @@ public final class Locks {
       while (Instant.now().isBefore(deadline)) {
         try (ResultSet row = blocked.executeQuery()) {
           row.next();
-          if (row.getLong(1) > 0) {
+          if (row.getLong(1) >= sessions) {
             return;
           }
         }
         Thread.sleep(10);
       }
     }
-    throw new AssertionError("no statement waited for the locks of backend " + pid);
+    throw new AssertionError(
+        "fewer than " + sessions + " statements waited for the locks of backend " + pid);
   }
 
   /**

@@ -14,7 +14,10 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.Locks;
 import dev.claimq.Race;
+import dev.claimq.store.Sql;
+import dev.claimq.store.SqlFile;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import io.restassured.response.Response;
@@ -22,8 +25,12 @@ import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -107,6 +114,81 @@ class TombstoneTest extends AsAdmin {
 
     item(id).then().statusCode(404);
     enqueue(queue, Map.of("dedupeKey", "k", "payload", 1)).then().statusCode(201);
+  }
+
+  @Test
+  void enqueues_of_a_key_whose_tombstone_is_being_forgotten_all_answer_the_one_new_item()
+      throws Exception {
+    // The enqueues begin while retention's delete of the tombstone is uncommitted, and wait for
+    // it at the key's unique index; then one inserts and the others find the key taken. Their
+    // statements began before the delete committed, so a plain read of the key's holder still
+    // finds the tombstone there: new work would be refused as a reuse of the key (or answered as a
+    // replay of an item that is gone) beside the 201 of the same work.
+    String forgetKeys = SqlFile.load("db/item.sql").blocks().get("forget-keys").sql();
+    Map<String, Object> work = Map.of("dedupeKey", "k", "payload", Map.of("v", "new"));
+    for (int round = 0; round < 8; round++) {
+      String queue = uniqueQueue("forget-vs-enqueue");
+      String tombstone = done(queue, "k", Map.of("v", "old"), "msg_old");
+      pruned(tombstone);
+      execute("UPDATE item SET pruned_at = now() - interval '401 days' WHERE id = ?", tombstone);
+      List<Response> answers;
+      try (Connection retention = dataSource.getConnection()) {
+        retention.setAutoCommit(false);
+        assertThat(
+                Sql.of(forgetKeys)
+                    .on(retention)
+                    .set("keepKeysSeconds", java.time.Duration.ofDays(400).toSeconds())
+                    .set("batchSize", 1000)
+                    .update())
+            .isPositive();
+        // Two enqueue the key alone, two in a batch after a key of their own.
+        CompletableFuture<List<Response>> racing =
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return Race.of(
+                        4,
+                        thread ->
+                            thread < 2
+                                ? enqueue(queue, work)
+                                : json()
+                                    .body(
+                                        Map.of(
+                                            "items",
+                                            List.of(
+                                                Map.of("dedupeKey", "own" + thread, "payload", 1),
+                                                work)))
+                                    .post("/v1/queues/{q}/items:batch", queue));
+                  } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                  }
+                });
+        Locks.awaitBlockedBy(dataSource, Locks.pidOf(retention), 4);
+        retention.commit();
+        answers = racing.get(30, TimeUnit.SECONDS);
+      }
+      List<Integer> statuses = new ArrayList<>();
+      List<String> ids = new ArrayList<>();
+      for (Response answer : answers) {
+        boolean batch = answer.path("results") != null;
+        if (batch) {
+          answer.then().statusCode(200);
+        }
+        statuses.add(batch ? answer.path("results[1].status") : answer.statusCode());
+        ids.add(batch ? answer.path("results[1].item.id") : answer.path("id"));
+      }
+      assertThat(statuses).as("round %d", round).containsOnlyOnce(201).containsOnly(201, 200);
+      assertThat(new HashSet<>(ids)).as("round %d", round).hasSize(1);
+      assertThat(ids.get(0)).as("round %d", round).isNotEqualTo(tombstone);
+      item(tombstone).then().statusCode(404);
+      item(ids.get(0))
+          .then()
+          .body("state", equalTo("pending"))
+          .body("pruned", equalTo(false))
+          .body("payload.v", equalTo("new"));
+      assertThat(count("SELECT count(*) FROM item WHERE queue = ? AND dedupe_key = 'k'", queue))
+          .isEqualTo(1);
+    }
   }
 
   @Test
