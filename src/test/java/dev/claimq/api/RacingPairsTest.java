@@ -44,10 +44,10 @@ class RacingPairsTest extends AsAdmin {
   void a_complete_with_next_sent_four_times_at_once_claims_one_next_item() throws Exception {
     try (LogCapture log = LogCapture.start(Level.SEVERE)) {
       for (int round = 0; round < 10; round++) {
-        String queue = uniqueQueue("next-replay");
-        String id = enqueued(queue, "held", round);
-        String token = claimedNext(queue, "w").path("claimToken");
-        String spare = enqueued(queue, "spare", round);
+        Claimed claimed = claimedBeforeASpare("next-replay", round);
+        String id = claimed.id();
+        String token = claimed.token();
+        String spare = claimed.spare();
         Map<String, Object> body =
             Map.of("claimToken", token, "externalRef", "ref", "next", Map.of("worker", "n"));
 
@@ -251,6 +251,90 @@ class RacingPairsTest extends AsAdmin {
       }
       assertThat(log.errors()).isEmpty();
     }
+  }
+
+  @Test
+  void a_fail_with_next_and_batch_finishes_of_its_claim_at_once_finish_it_once_and_claim_once()
+      throws Exception {
+    // Only a fail that takes effect may claim the queue's next item: a fail with next that lost to
+    // a batch entry must not hand its worker the spare item. The batch complete brings no
+    // externalRef: after the fail it would be a late success, which finishes the item too.
+    List<String> finishes = List.of("fail-next", "batch-complete", "batch-fail");
+    Map<String, Integer> won = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 20; round++) {
+        Claimed claimed = claimedBeforeASpare("fail-next-vs-batch", round);
+        String id = claimed.id();
+        String token = claimed.token();
+        String spare = claimed.spare();
+        Map<String, Object> failNext = new HashMap<>();
+        failNext.put("claimToken", token);
+        failNext.put("error", "single");
+        // Due again only in a minute: the next claim cannot take the item back.
+        failNext.put("retryAfterSeconds", 60);
+        failNext.put("next", Map.of("worker", "after-fail"));
+        Map<String, Object> batchFail = new HashMap<>();
+        batchFail.put("id", id);
+        batchFail.put("claimToken", token);
+        batchFail.put("error", "batch");
+        batchFail.put("retryable", false);
+
+        List<Response> answers =
+            Race.of(
+                3,
+                thread ->
+                    switch (thread) {
+                      case 0 -> fail(id, failNext);
+                      case 1 -> batchFinish("complete", Map.of("id", id, "claimToken", token));
+                      default -> batchFinish("fail", batchFail);
+                    });
+
+        List<Integer> statuses = new ArrayList<>(List.of(answers.get(0).statusCode()));
+        for (Response batch : answers.subList(1, 3)) {
+          batch.then().statusCode(200);
+          statuses.add(batch.path("results[0].status"));
+        }
+        assertThat(statuses).as("round %d", round).containsOnlyOnce(200).containsOnly(200, 409);
+        String winner = finishes.get(statuses.indexOf(200));
+        won.merge(winner, 1, Integer::sum);
+        Response now = item(id);
+        assertThat(now.<Integer>path("attempts")).isEqualTo(1);
+        List<String> outcomes = attempts(id).getList("attempts.outcome");
+        Response next = item(spare);
+        List<Object> spareTries = attempts(spare).getList("attempts");
+        switch (winner) {
+          case "fail-next" -> {
+            assertThat(now.<String>path("state")).isEqualTo("pending");
+            assertThat(now.<String>path("lastError")).isEqualTo("single");
+            assertThat(outcomes).as("round %d", round).containsExactly("retry");
+            assertThat(answers.get(0).<String>path("next.id")).isEqualTo(spare);
+            assertThat(next.<String>path("state")).isEqualTo("sending");
+            assertThat(next.<String>path("claimedBy")).isEqualTo("after-fail");
+            assertThat(spareTries).as("round %d", round).hasSize(1);
+          }
+          case "batch-complete" -> {
+            assertThat(now.<String>path("state")).isEqualTo("done");
+            assertThat(outcomes).as("round %d", round).containsExactly("done");
+          }
+          default -> {
+            assertThat(now.<String>path("state")).isEqualTo("failed");
+            assertThat(now.<String>path("lastError")).isEqualTo("batch");
+            assertThat(outcomes).as("round %d", round).containsExactly("failed");
+          }
+        }
+        if (!winner.equals("fail-next")) {
+          // Stale after a complete; after the batch's fail, another report of the same claim.
+          problem(
+              answers.get(0),
+              409,
+              winner.equals("batch-complete") ? "stale-claim" : "different-report");
+          assertThat(next.<String>path("state")).as("round %d", round).isEqualTo("pending");
+          assertThat(spareTries).as("round %d", round).isEmpty();
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("a fail with next vs batch finishes, winners: %s%n", won);
   }
 
   @Test
@@ -875,6 +959,24 @@ class RacingPairsTest extends AsAdmin {
 
   private static JsonPath actions(String id) {
     return json().get("/v1/items/{id}/actions", id).then().statusCode(200).extract().jsonPath();
+  }
+
+  /** An item claimed by worker "w", and a spare item behind it, due, in a queue of their own. */
+  private record Claimed(String id, String token, String spare) {}
+
+  private static Claimed claimedBeforeASpare(String queuePrefix, int round) {
+    String queue = uniqueQueue(queuePrefix);
+    String id = enqueued(queue, "k", round);
+    String token = claimedNext(queue, "w").path("claimToken");
+    return new Claimed(id, token, enqueued(queue, "spare", round));
+  }
+
+  /** A batch complete or fail ({@code kind}) of the one entry. */
+  private static Response batchFinish(String kind, Map<String, Object> entry) {
+    return json()
+        .urlEncodingEnabled(false)
+        .body(Map.of("items", List.of(entry)))
+        .post("/v1/items:" + kind);
   }
 
   /**
