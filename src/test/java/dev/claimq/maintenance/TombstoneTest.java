@@ -13,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
+import dev.claimq.Api;
 import dev.claimq.AsAdmin;
 import dev.claimq.Locks;
 import dev.claimq.Race;
@@ -198,7 +199,6 @@ class TombstoneTest extends AsAdmin {
     // hand a worker a pending item whose payload is gone.
     int rounds = 4;
     int count = 10;
-    long keepSeconds = java.time.Duration.ofDays(7).toSeconds();
     Map<String, Integer> outcomes = new java.util.TreeMap<>();
     for (int round = 0; round < rounds; round++) {
       String queue = uniqueQueue("retry-vs-prune");
@@ -209,41 +209,11 @@ class TombstoneTest extends AsAdmin {
         execute("UPDATE item SET updated_at = now() - interval '8 days' WHERE id = ?", id);
         ids.add(id);
       }
-      // Retention's statements are quicker than the retries' requests: it starts once the first
-      // retry has been answered, and takes one item a statement, so that the two interleave.
-      java.util.concurrent.CountDownLatch retrying = new java.util.concurrent.CountDownLatch(1);
-      List<Object> answers =
-          Race.of(
-              3,
-              thread -> {
-                if (thread == 0) {
-                  try {
-                    retrying.await(10, java.util.concurrent.TimeUnit.SECONDS);
-                  } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                  }
-                  int pruned = 0;
-                  for (int batch = 1; batch == 1; pruned += batch) {
-                    batch = items.pruneFinished(keepSeconds, 1);
-                  }
-                  return pruned;
-                }
-                Map<String, Response> retried = new java.util.HashMap<>();
-                for (int n = 0; n < count; n++) {
-                  String id = ids.get(thread == 1 ? n : count - 1 - n);
-                  retried.put(id, RestAssured.post("/v1/items/{id}/retry", id));
-                  retrying.countDown();
-                }
-                return retried;
-              });
+      Map<String, List<Response>> answers =
+          racingRetention(ids, id -> RestAssured.post("/v1/items/{id}/retry", id));
       for (int i = 0; i < count; i++) {
         String id = ids.get(i);
-        List<Response> retries = new java.util.ArrayList<>();
-        for (Object answer : answers.subList(1, 3)) {
-          @SuppressWarnings("unchecked")
-          Map<String, Response> some = (Map<String, Response>) answer;
-          retries.add(some.get(id));
-        }
+        List<Response> retries = answers.get(id);
         List<Integer> statuses = retries.stream().map(Response::statusCode).toList();
         Response now = item(id);
         if (statuses.contains(200)) {
@@ -278,6 +248,124 @@ class TombstoneTest extends AsAdmin {
           .isZero();
     }
     System.out.printf("retries racing retention: %s%n", outcomes);
+  }
+
+  @Test
+  void late_completes_racing_retention_are_recorded_on_a_whole_item_or_find_a_tombstone()
+      throws Exception {
+    // A late success on a done item is a second send, counted, and it keeps the item from
+    // retention for another keep time. Retention that slimmed the item after it anyway would
+    // delete the attempt the worker was just told its report was recorded on.
+    int rounds = 4;
+    int count = 10;
+    Map<String, Integer> outcomes = new java.util.TreeMap<>();
+    for (int round = 0; round < rounds; round++) {
+      String queue = uniqueQueue("late-vs-prune");
+      List<String> ids = new ArrayList<>();
+      Map<String, String> firstTokens = new java.util.HashMap<>();
+      for (int i = 0; i < count; i++) {
+        String id = enqueued(queue, "k" + i, Map.of("n", i));
+        String first = claim(id, Map.of("worker", "slow")).path("claimToken");
+        // The first worker timed out and said so; the second sent and completed.
+        Api.fail(id, Map.of("claimToken", first, "error", "timeout", "retryAfterSeconds", 0))
+            .then()
+            .statusCode(200);
+        String second = claim(id, Map.of("worker", "fast")).path("claimToken");
+        complete(id, Map.of("claimToken", second, "externalRef", "second")).then().statusCode(200);
+        execute("UPDATE item SET updated_at = now() - interval '8 days' WHERE id = ?", id);
+        ids.add(id);
+        firstTokens.put(id, first);
+      }
+      // Both threads report the first worker's send, as a retried request would.
+      Map<String, List<Response>> answers =
+          racingRetention(
+              ids,
+              id ->
+                  complete(id, Map.of("claimToken", firstTokens.get(id), "externalRef", "first")));
+      for (String id : ids) {
+        List<Response> lates = answers.get(id);
+        for (Response late : lates) {
+          problem(late, 409, "stale-claim");
+        }
+        long recorded =
+            lates.stream()
+                .filter(late -> late.<String>path("detail").contains("recorded as a late success"))
+                .count();
+        Response now = item(id);
+        now.then().body("state", equalTo("done")).body("externalRef", equalTo("second"));
+        if (recorded > 0) {
+          // Recorded before retention got to it: once, on the first attempt, and the item whole.
+          outcomes.merge("recorded", 1, Integer::sum);
+          assertThat(recorded).as("item %s's late reports recorded", id).isEqualTo(1);
+          now.then()
+              .body("pruned", equalTo(false))
+              .body("payload.n", equalTo(ids.indexOf(id)))
+              .body("duplicateSends", equalTo(1));
+          List<Map<String, Object>> tries =
+              json()
+                  .get("/v1/items/{id}/attempts", id)
+                  .then()
+                  .statusCode(200)
+                  .extract()
+                  .jsonPath()
+                  .getList("attempts");
+          assertThat(tries).as("item %s's attempts", id).hasSize(2);
+          assertThat(tries.get(0)).containsEntry("outcome", "retry");
+          assertThat(tries.get(0).get("lateSuccess")).as("item %s", id).isNotNull();
+          assertThat(tries.get(1)).containsEntry("outcome", "done");
+        } else {
+          // Pruned first: the attempts are gone, so nothing is recorded, or counted.
+          outcomes.merge("pruned", 1, Integer::sum);
+          now.then().body("pruned", equalTo(true)).body("duplicateSends", equalTo(0));
+        }
+      }
+      assertThat(
+              count(
+                  "SELECT count(*) FROM item WHERE queue = ? AND pruned_at IS NOT NULL"
+                      + " AND duplicate_sends > 0",
+                  queue))
+          .isZero();
+    }
+    System.out.printf("late completes racing retention: %s%n", outcomes);
+  }
+
+  /**
+   * Retention, one item a statement, racing two threads that each call every item, from either end;
+   * what the two answered, by item. Retention's statements are quicker than the requests: it starts
+   * once the first call has been answered, so that the two interleave.
+   */
+  private Map<String, List<Response>> racingRetention(
+      List<String> ids, java.util.function.Function<String, Response> call) throws Exception {
+    long keepSeconds = java.time.Duration.ofDays(7).toSeconds();
+    java.util.concurrent.CountDownLatch calling = new java.util.concurrent.CountDownLatch(1);
+    List<Map<String, Response>> answers =
+        Race.of(
+            3,
+            thread -> {
+              Map<String, Response> mine = new java.util.HashMap<>();
+              if (thread == 0) {
+                try {
+                  calling.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+                for (int batch = 1; batch == 1; ) {
+                  batch = items.pruneFinished(keepSeconds, 1);
+                }
+                return mine;
+              }
+              for (int n = 0; n < ids.size(); n++) {
+                String id = ids.get(thread == 1 ? n : ids.size() - 1 - n);
+                mine.put(id, call.apply(id));
+                calling.countDown();
+              }
+              return mine;
+            });
+    Map<String, List<Response>> byItem = new java.util.HashMap<>();
+    for (String id : ids) {
+      byItem.put(id, List.of(answers.get(1).get(id), answers.get(2).get(id)));
+    }
+    return byItem;
   }
 
   private static List<String> actions(String id) {
