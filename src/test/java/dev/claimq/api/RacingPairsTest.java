@@ -273,11 +273,6 @@ class RacingPairsTest extends AsAdmin {
         // Due again only in a minute: the next claim cannot take the item back.
         failNext.put("retryAfterSeconds", 60);
         failNext.put("next", Map.of("worker", "after-fail"));
-        Map<String, Object> batchFail = new HashMap<>();
-        batchFail.put("id", id);
-        batchFail.put("claimToken", token);
-        batchFail.put("error", "batch");
-        batchFail.put("retryable", false);
 
         List<Response> answers =
             Race.of(
@@ -286,7 +281,7 @@ class RacingPairsTest extends AsAdmin {
                     switch (thread) {
                       case 0 -> fail(id, failNext);
                       case 1 -> batchFinish("complete", Map.of("id", id, "claimToken", token));
-                      default -> batchFinish("fail", batchFail);
+                      default -> batchFinish("fail", failForGoodEntry(id, token));
                     });
 
         List<Integer> statuses = new ArrayList<>(List.of(answers.get(0).statusCode()));
@@ -335,6 +330,90 @@ class RacingPairsTest extends AsAdmin {
       assertThat(log.errors()).isEmpty();
     }
     System.out.printf("a fail with next vs batch finishes, winners: %s%n", won);
+  }
+
+  @Test
+  void a_complete_with_next_that_loses_to_a_fail_is_a_late_success_that_claims_nothing()
+      throws Exception {
+    // Whoever wins, the send happened: the complete's reference ends on the item. But only a
+    // complete that finished the claim itself may claim the queue's next item; one that came
+    // after a fail is a late success, recorded, and its worker gets no next item.
+    List<String> finishes = List.of("complete-next", "fail", "batch-fail");
+    Map<String, Integer> won = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 20; round++) {
+        Claimed claimed = claimedBeforeASpare("complete-next-vs-fail", round);
+        String id = claimed.id();
+        String token = claimed.token();
+
+        List<Response> answers =
+            Race.of(
+                3,
+                thread ->
+                    switch (thread) {
+                      case 0 ->
+                          complete(
+                              id,
+                              Map.of(
+                                  "claimToken",
+                                  token,
+                                  "externalRef",
+                                  "sent",
+                                  "next",
+                                  Map.of("worker", "after-complete")));
+                      // Due again only in a minute, were it not for the late success.
+                      case 1 ->
+                          fail(
+                              id,
+                              Map.of(
+                                  "claimToken", token, "error", "single", "retryAfterSeconds", 60));
+                      default -> batchFinish("fail", failForGoodEntry(id, token));
+                    });
+
+        List<Integer> statuses =
+            new ArrayList<>(List.of(answers.get(0).statusCode(), answers.get(1).statusCode()));
+        answers.get(2).then().statusCode(200);
+        statuses.add(answers.get(2).path("results[0].status"));
+        assertThat(statuses).as("round %d", round).containsOnlyOnce(200).containsOnly(200, 409);
+        String winner = finishes.get(statuses.indexOf(200));
+        won.merge(winner, 1, Integer::sum);
+        Response now = item(id);
+        assertThat(now.<String>path("state")).as("round %d", round).isEqualTo("done");
+        assertThat(now.<String>path("externalRef")).as("round %d", round).isEqualTo("sent");
+        assertThat(now.<Integer>path("attempts")).isEqualTo(1);
+        assertThat(now.<Integer>path("duplicateSends")).isZero();
+        List<Map<String, Object>> tries = attempts(id).getList("attempts");
+        assertThat(tries).as("round %d", round).hasSize(1);
+        Response next = item(claimed.spare());
+        List<Object> spareTries = attempts(claimed.spare()).getList("attempts");
+        if (winner.equals("complete-next")) {
+          assertThat(tries.get(0)).containsEntry("outcome", "done");
+          assertThat(answers.get(0).<String>path("next.id")).isEqualTo(claimed.spare());
+          assertThat(next.<String>path("state")).isEqualTo("sending");
+          assertThat(next.<String>path("claimedBy")).isEqualTo("after-complete");
+          assertThat(spareTries).as("round %d", round).hasSize(1);
+          problem(answers.get(1), 409, "stale-claim");
+        } else {
+          assertThat(tries.get(0))
+              .as("round %d", round)
+              .containsEntry("outcome", winner.equals("fail") ? "retry" : "failed");
+          assertThat(attempts(id).getString("attempts[0].lateSuccess.externalRef"))
+              .isEqualTo("sent");
+          problem(answers.get(0), 409, "stale-claim")
+              .body("detail", org.hamcrest.Matchers.containsString("recorded as a late success"));
+          assertThat(next.<String>path("state")).as("round %d", round).isEqualTo("pending");
+          assertThat(spareTries).as("round %d", round).isEmpty();
+          if (winner.equals("batch-fail")) {
+            // Another report of the failed claim; or stale, once the late success made it done.
+            assertThat(answers.get(1).<String>path("type"))
+                .as("round %d", round)
+                .matches(".*/(different-report|stale-claim)");
+          }
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("a complete with next vs fails, winners: %s%n", won);
   }
 
   @Test
@@ -969,6 +1048,11 @@ class RacingPairsTest extends AsAdmin {
     String id = enqueued(queue, "k", round);
     String token = claimedNext(queue, "w").path("claimToken");
     return new Claimed(id, token, enqueued(queue, "spare", round));
+  }
+
+  /** A batch fail's entry that fails the claim for good, with the error "batch". */
+  private static Map<String, Object> failForGoodEntry(String id, String token) {
+    return Map.of("id", id, "claimToken", token, "error", "batch", "retryable", false);
   }
 
   /** A batch complete or fail ({@code kind}) of the one entry. */
