@@ -521,6 +521,86 @@ class RacingPairsTest extends AsAdmin {
   }
 
   @Test
+  void an_approval_a_rejection_a_cancel_and_claims_of_one_held_item_at_once_never_claim_it_held()
+      throws Exception {
+    // Of the approval and the rejection exactly one decides. Only an approved item can then be
+    // cancelled or claimed, and by one of them: a cancel cannot take a held item out of the
+    // operators' hands, and no claim takes a proposal nobody approved.
+    List<String> calls = List.of("approve", "reject", "cancel", "claim", "claim-next");
+    Map<String, Integer> seen = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 20; round++) {
+        // A queue per round, so that the claim of the queue's next item can only take this one.
+        String queue = ApprovalGateTest.gated("held-vs-all");
+        String id = enqueued(queue, "k", round);
+
+        List<Response> answers =
+            Race.of(
+                5,
+                thread ->
+                    switch (thread) {
+                      case 0 -> ApprovalGateTest.approve(id, Map.of());
+                      case 1 -> ApprovalGateTest.reject(id, Map.of("reason", "no"));
+                      case 2 -> cancel(id);
+                      case 3 -> claim(id, Map.of("worker", "by-id"));
+                      default -> claimNext(queue, Map.of("worker", "next"));
+                    });
+
+        List<Integer> statuses = answers.stream().map(Response::statusCode).toList();
+        List<String> took = new ArrayList<>();
+        for (int call = 0; call < calls.size(); call++) {
+          if (statuses.get(call) == 200) {
+            took.add(calls.get(call));
+          } else if (call < 3) {
+            problem(answers.get(call), 409, "state-conflict");
+          } else {
+            assertThat(statuses.get(call))
+                .as("round %d: %s", round, calls.get(call))
+                .isEqualTo(204);
+          }
+        }
+        seen.merge(String.join("+", took), 1, Integer::sum);
+        Response now = item(id);
+        List<String> actions = actions(id).getList("actions.action");
+        List<Map<String, Object>> tries = attempts(id).getList("attempts");
+        if (took.contains("reject")) {
+          assertThat(took).as("round %d", round).containsExactly("reject");
+          assertThat(now.<String>path("state")).isEqualTo("cancelled");
+          assertThat(now.<String>path("lastError")).isEqualTo("no");
+          assertThat(actions).containsExactly("reject");
+          assertThat(tries).isEmpty();
+          continue;
+        }
+        // Approved; then at most one of the cancel and the claims came after it and took it.
+        assertThat(took).as("round %d", round).hasSizeBetween(1, 2).startsWith("approve");
+        String after = took.size() == 2 ? took.get(1) : "none";
+        assertThat(now.<String>path("lastError")).isNull();
+        switch (after) {
+          case "cancel" -> {
+            assertThat(now.<String>path("state")).isEqualTo("cancelled");
+            assertThat(actions).containsExactly("approve", "cancel");
+            assertThat(tries).isEmpty();
+          }
+          case "none" -> {
+            assertThat(now.<String>path("state")).isEqualTo("pending");
+            assertThat(actions).containsExactly("approve");
+            assertThat(tries).isEmpty();
+          }
+          default -> {
+            assertThat(now.<String>path("state")).isEqualTo("sending");
+            assertThat(now.<String>path("claimedBy"))
+                .isEqualTo(after.equals("claim") ? "by-id" : "next");
+            assertThat(actions).containsExactly("approve");
+            assertThat(tries).hasSize(1);
+          }
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("approve, reject, cancel and claims of a held item, took it: %s%n", seen);
+  }
+
+  @Test
   void an_operators_cancels_and_claims_of_one_pending_item_at_once_let_exactly_one_take_it()
       throws Exception {
     Map<String, Integer> won = new HashMap<>();
