@@ -29,6 +29,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
@@ -782,6 +785,135 @@ class RacingPairsTest extends AsAdmin {
       System.out.printf(
           "bulk cancel vs claims: %d cancelled, %d claimed%n", cancelled.size(), claimed.size());
     }
+  }
+
+  @Test
+  void no_claim_of_any_kind_sent_after_a_pause_was_answered_takes_an_item() throws Exception {
+    // Each claim statement reads the pause itself (claim, claim-next, claim-next-batch and
+    // complete-held-claim-next), so a pause holds from the next statement: a claim sent once the
+    // pause has been answered finds the queue paused, whichever way it claims.
+    int count = 60;
+    int claimedBeforePause = 0;
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 4; round++) {
+        String queue = uniqueQueue("pause-vs-claims");
+        List<Map<String, Object>> entries = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+          entries.add(Map.of("dedupeKey", "k" + i, "payload", i));
+        }
+        List<String> ids =
+            json()
+                .body(Map.of("items", entries))
+                .post("/v1/queues/{q}/items:batch", queue)
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath()
+                .getList("results.item.id", String.class);
+        AtomicLong pausedAt = new AtomicLong(Long.MAX_VALUE);
+        CountDownLatch claiming = new CountDownLatch(12);
+        List<List<Took>> answers =
+            Race.of(
+                5,
+                thread -> {
+                  if (thread == 0) {
+                    // Pauses once the claimers are well under way.
+                    try {
+                      claiming.await(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                      throw new IllegalStateException(e);
+                    }
+                    io.restassured.RestAssured.post("/v1/queues/{q}/pause", queue)
+                        .then()
+                        .statusCode(200);
+                    pausedAt.set(System.nanoTime());
+                    return List.of();
+                  }
+                  return claimsUntilPaused(thread, queue, ids, pausedAt, claiming);
+                });
+        List<Took> took = new ArrayList<>();
+        answers.forEach(took::addAll);
+        assertThat(took.stream().filter(t -> t.sentAt() > pausedAt.get()).toList())
+            .as("round %d: claims sent after the pause was answered", round)
+            .isEmpty();
+        List<String> claimed = took.stream().map(Took::id).toList();
+        assertThat(claimed).as("round %d", round).doesNotHaveDuplicates().isNotEmpty();
+        claimedBeforePause += claimed.size();
+        Map<String, Map<String, Object>> rows = rows(queue);
+        for (String id : ids) {
+          Map<String, Object> now = rows.get(id);
+          if (claimed.contains(id)) {
+            assertThat(now).as("item %s", id).containsEntry("attempts", 1);
+            assertThat((String) now.get("state")).as("item %s", id).isIn("sending", "done");
+          } else {
+            assertThat(now).as("item %s", id).containsEntry("state", "pending");
+            assertThat(now).as("item %s", id).containsEntry("attempts", 0);
+          }
+        }
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("claims racing a pause: %d taken before it%n", claimedBeforePause);
+  }
+
+  /** An item a claim took, and when the call that took it was sent (System.nanoTime). */
+  private record Took(String id, long sentAt) {}
+
+  /**
+   * One claimer's calls, by thread: 1 claims the queue's next item, 2 a batch of up to three, 3
+   * completes each item it holds with next, 4 claims the items by id from the last; until three of
+   * its calls sent after the pause was answered have taken nothing. What it took.
+   */
+  private static List<Took> claimsUntilPaused(
+      int thread, String queue, List<String> ids, AtomicLong pausedAt, CountDownLatch claiming) {
+    List<Took> took = new ArrayList<>();
+    String held = null;
+    String heldToken = null;
+    int byId = ids.size() - 1;
+    for (int emptyAfterPause = 0; emptyAfterPause < 3 && byId >= 0; ) {
+      long sentAt = System.nanoTime();
+      // Where the answer has the claimed item: itself, or the next item of a complete.
+      String at = "";
+      Response answer;
+      switch (thread) {
+        case 1 -> answer = claimNext(queue, Map.of("worker", "next"));
+        case 2 ->
+            answer =
+                json()
+                    .body(Map.of("worker", "batch", "max", 3))
+                    .post("/v1/queues/{q}/claim:batch", queue);
+        case 3 -> {
+          if (held == null) {
+            answer = claimNext(queue, Map.of("worker", "chain"));
+          } else {
+            answer =
+                complete(held, Map.of("claimToken", heldToken, "next", Map.of("worker", "chain")));
+            answer.then().statusCode(200);
+            at = "next.";
+          }
+        }
+        default -> answer = claim(ids.get(byId--), Map.of("worker", "by-id"));
+      }
+      assertThat(answer.statusCode()).as("thread %d", thread).isIn(200, 204);
+      List<String> got = new ArrayList<>();
+      if (thread == 2 && answer.statusCode() == 200) {
+        got.addAll(answer.jsonPath().getList("items.id", String.class));
+      } else if (answer.statusCode() == 200 && answer.path(at + "id") != null) {
+        got.add(answer.path(at + "id"));
+      }
+      if (thread == 3) {
+        held = got.isEmpty() ? null : got.get(0);
+        heldToken = got.isEmpty() ? null : answer.path(at + "claimToken");
+      }
+      if (got.isEmpty() && sentAt > pausedAt.get()) {
+        emptyAfterPause++;
+      }
+      for (String id : got) {
+        took.add(new Took(id, sentAt));
+        claiming.countDown();
+      }
+    }
+    return took;
   }
 
   @Test
