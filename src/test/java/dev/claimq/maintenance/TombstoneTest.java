@@ -251,6 +251,51 @@ class TombstoneTest extends AsAdmin {
   }
 
   @Test
+  void retention_on_three_instances_at_once_makes_each_item_a_tombstone_once() throws Exception {
+    // Instances prune side by side, stepping past each other's rows. An item slimmed a second
+    // time would have the first's emptied payload hashed: its tombstone would then refuse the
+    // very work it stands for, and the count of tombstones made would be off.
+    int count = 24;
+    long keepSeconds = java.time.Duration.ofDays(7).toSeconds();
+    for (int round = 0; round < 4; round++) {
+      String queue = uniqueQueue("prune-vs-prune");
+      List<String> ids = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        String id = enqueued(queue, "k" + i, Map.of("n", i));
+        cancel(id).then().statusCode(200);
+        ids.add(id);
+      }
+      // Whatever else is due for retention goes first, so that the race prunes only these.
+      retention.prune();
+      for (String id : ids) {
+        execute("UPDATE item SET updated_at = now() - interval '8 days' WHERE id = ?", id);
+      }
+
+      List<Integer> pruned =
+          Race.of(
+              3,
+              thread -> {
+                int mine = 0;
+                for (int batch = 1; batch > 0; mine += batch) {
+                  batch = items.pruneFinished(keepSeconds, 4);
+                }
+                return mine;
+              });
+
+      assertThat(pruned.stream().mapToInt(Integer::intValue).sum())
+          .as("round %d: tombstones made, by instance %s", round, pruned)
+          .isEqualTo(count);
+      for (int i = 0; i < count; i++) {
+        enqueue(queue, Map.of("dedupeKey", "k" + i, "payload", Map.of("n", i)))
+            .then()
+            .statusCode(200)
+            .body("id", equalTo(ids.get(i)))
+            .body("pruned", equalTo(true));
+      }
+    }
+  }
+
+  @Test
   void late_completes_racing_retention_are_recorded_on_a_whole_item_or_find_a_tombstone()
       throws Exception {
     // A late success on a done item is a second send, counted, and it keeps the item from
