@@ -1030,6 +1030,74 @@ class RacingPairsTest extends AsAdmin {
   }
 
   @Test
+  void a_resolve_a_cancel_and_a_retry_of_one_failed_item_at_once_leave_what_their_order_would()
+      throws Exception {
+    // Each decides on the failed item's state: a resolve only takes it failed, so it is never
+    // done after a cancel or a retry; a retry may follow a cancel and a cancel a retry. The
+    // item's state and its audited actions are those of the calls that answered 200, in the
+    // order the actions were recorded.
+    // Two operators resolve, and the cancel and the retry start up to 3 ms late: a resolve's call
+    // takes longer than theirs, and would otherwise seldom come first.
+    List<String> calls = List.of("resolve", "resolve", "cancel", "retry");
+    Map<String, Integer> seen = new HashMap<>();
+    try (LogCapture log = LogCapture.start(Level.SEVERE)) {
+      for (int round = 0; round < 30; round++) {
+        String id = failedForGood(uniqueQueue("resolve-vs-cancel"), 1).get(0);
+
+        List<Response> answers =
+            Race.of(
+                4,
+                thread ->
+                    switch (thread) {
+                      case 0, 1 -> json().body(Map.of()).post("/v1/items/{id}/resolve", id);
+                      case 2 -> {
+                        jitter();
+                        yield cancel(id);
+                      }
+                      default -> {
+                        jitter();
+                        yield retry(id);
+                      }
+                    });
+
+        Set<String> took = new HashSet<>();
+        for (int call = 0; call < calls.size(); call++) {
+          if (answers.get(call).statusCode() == 200) {
+            took.add(calls.get(call));
+          } else {
+            problem(answers.get(call), 409, "state-conflict");
+          }
+        }
+        List<String> actions = actions(id).getList("actions.action");
+        seen.merge(String.join("+", actions), 1, Integer::sum);
+        assertThat(new HashSet<>(actions)).as("round %d", round).isEqualTo(took);
+        assertThat(actions)
+            .as("round %d", round)
+            .isIn(
+                List.of("resolve"),
+                List.of("cancel"),
+                List.of("retry"),
+                List.of("cancel", "retry"),
+                List.of("retry", "cancel"));
+        String last = actions.get(actions.size() - 1);
+        Response now = item(id);
+        assertThat(now.<String>path("state"))
+            .as("round %d", round)
+            .isEqualTo(
+                switch (last) {
+                  case "resolve" -> "done";
+                  case "cancel" -> "cancelled";
+                  default -> "pending";
+                });
+        assertThat(now.<Integer>path("attempts")).isEqualTo(took.contains("retry") ? 0 : 1);
+        assertThat(attempts(id).getList("attempts.outcome")).containsExactly("failed");
+      }
+      assertThat(log.errors()).isEmpty();
+    }
+    System.out.printf("resolve vs cancel vs retry, actions: %s%n", seen);
+  }
+
+  @Test
   void a_resolve_without_a_reference_and_a_late_complete_at_once_end_as_one_send_either_way()
       throws Exception {
     // Whichever commits first, the item ends done with the late reference and no duplicate send:
@@ -1260,6 +1328,12 @@ class RacingPairsTest extends AsAdmin {
     String id = enqueued(queue, "k", round);
     String token = claimedNext(queue, "w").path("claimToken");
     return new Claimed(id, token, enqueued(queue, "spare", round));
+  }
+
+  /** Waits up to 3 ms, at random. */
+  private static void jitter() {
+    java.util.concurrent.locks.LockSupport.parkNanos(
+        java.util.concurrent.ThreadLocalRandom.current().nextLong(3_000_000));
   }
 
   /** A batch fail's entry that fails the claim for good, with the error "batch". */
