@@ -1,7 +1,13 @@
 package dev.claimq.console;
 
 import io.quarkus.test.common.http.TestHTTPResource;
+import jakarta.inject.Inject;
 import java.net.URI;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.openqa.selenium.By;
 
@@ -9,6 +15,8 @@ import org.openqa.selenium.By;
 abstract class ConsoleTest {
   @TestHTTPResource("/")
   URI base;
+
+  @Inject DataSource dataSource;
 
   private Browser browser;
 
@@ -21,10 +29,30 @@ abstract class ConsoleTest {
     return browser;
   }
 
+  /** A browser that reaches the service only through the relay, which decides requests' fates. */
+  Browser browser(Relay relay) {
+    browser = new Browser(relay.uri(), 1280, 900);
+    return browser;
+  }
+
   @AfterEach
   void closeTheBrowser() {
     if (browser != null) {
       browser.close();
+    }
+  }
+
+  /** A count read from the database, e.g. of the item_action rows an action made. */
+  long count(String sql, String... params) throws SQLException {
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement statement = connection.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        statement.setString(i + 1, params[i]);
+      }
+      try (ResultSet row = statement.executeQuery()) {
+        row.next();
+        return row.getLong(1);
+      }
     }
   }
 

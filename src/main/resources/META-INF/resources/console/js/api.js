@@ -58,7 +58,12 @@ export async function call(path, { method = 'GET', query, body } = {}) {
   } catch (e) {
     throw new ApiError(0, { title: 'No answer', detail: `claimq did not answer (${e.message}).` });
   }
-  const text = await response.text();
+  let text;
+  try {
+    text = await response.text();
+  } catch (e) {
+    throw new ApiError(0, { title: 'No answer', detail: `claimq's answer was cut off (${e.message}).` });
+  }
   let parsed = null;
   try {
     parsed = text ? JSON.parse(text) : null;
@@ -71,6 +76,14 @@ export async function call(path, { method = 'GET', query, body } = {}) {
     throw error;
   }
   return { body: parsed, text, headers: response.headers };
+}
+
+/**
+ * True when nothing says what became of a request: no answer came (status 0) or a 5xx did, which
+ * a proxy or a failing service sends whether or not the action took effect.
+ */
+export function outcomeUnknown(error) {
+  return error instanceof ApiError && (error.status === 0 || error.status >= 500);
 }
 
 /** The body only, for the many calls that need nothing else. */

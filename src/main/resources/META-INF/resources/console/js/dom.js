@@ -63,6 +63,35 @@ export function when(iso) {
   return h('time', { datetime: iso, title: iso }, `${age(iso)} ago`);
 }
 
+const running = new WeakSet(); // the sections whose action is in flight
+
+/**
+ * A listener that runs an action one at a time. While it runs, the buttons of the section it
+ * belongs to (or of `scope`) are disabled: a double-click or a second Enter sends nothing more.
+ * The second click of a double-click (detail 2) is not a decision of its own either, even when a
+ * control shown in the first one's place (a confirmation, the other half of a toggle) gets it.
+ */
+export function acting(action, scope = 'section') {
+  return async (event) => {
+    if (event.type === 'submit') event.preventDefault();
+    if (event.detail > 1) return;
+    const root = event.currentTarget.closest(scope) || event.currentTarget;
+    if (running.has(root)) return;
+    running.add(root);
+    const buttons = [...root.querySelectorAll('button:not([disabled])')];
+    const focused = document.activeElement;
+    for (const button of buttons) button.disabled = true;
+    try {
+      await action(event);
+    } finally {
+      running.delete(root);
+      for (const button of buttons) button.disabled = false;
+      // A disabled button loses the focus; give it back if nothing else took it meanwhile.
+      if (focused?.isConnected && document.activeElement === document.body) focused.focus();
+    }
+  };
+}
+
 /** A screen's problem message, in place of what could not be loaded. */
 export function problem(error, what) {
   const status = error.status ? ` (${error.status})` : '';

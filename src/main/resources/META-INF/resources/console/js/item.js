@@ -1,8 +1,8 @@
 // One item: why it failed, what each attempt did, what operators did, its payload as stored,
 // and the operator's actions on it: retry, cancel, resolve.
 
-import { ApiError, call, get } from './api.js';
-import { h, heading, problem, replace, when } from './dom.js';
+import { ApiError, call, get, outcomeUnknown } from './api.js';
+import { acting, h, heading, problem, replace, when } from './dom.js';
 import { member, pretty } from './json.js';
 
 export async function render(main, { rest, me, say }) {
@@ -17,7 +17,7 @@ export async function render(main, { rest, me, say }) {
       answer = await call(`/v1/items/${encodeURIComponent(id)}`);
     } catch (e) {
       replace(body, problem(e, `Item ${id} could not be read`));
-      return;
+      return null;
     }
     const item = answer.body;
     const [attempts, actions] = await Promise.allSettled([
@@ -40,27 +40,29 @@ export async function render(main, { rest, me, say }) {
         item.pruned ? h('p', {}, 'Pruned: this is a tombstone, its payload is gone.')
           : h('pre', { class: 'payload', id: 'payload', tabindex: '0' },
             pretty(member(answer.text, 'payload') || 'null'))));
+    return item;
   }
 
   /**
    * Runs an action and shows the item as it is after it; a refusal is said, not hidden. done is
-   * what to say, or says it from the answer.
+   * what to say, or says it from the answer. When the item changed under the page, or no answer
+   * says whether the action happened, the message ends with the state the item is in now.
    */
   async function act(label, path, options, done) {
+    let said;
     try {
       const { body, headers } = await call(path, { method: 'POST', ...options });
       const horizon = headers.get('Idempotency-Horizon-Passed') === 'true'
         ? ' Its provider may have forgotten the idempotency key: the next send may be a new one.'
         : '';
-      say(`${typeof done === 'function' ? done(body) : done}${horizon}`, 'ok');
+      said = () => [`${typeof done === 'function' ? done(body) : done}${horizon}`, 'ok'];
     } catch (e) {
-      const status = e instanceof ApiError && e.status ? ` (${e.status})` : '';
-      say(`${label} refused${status}: ${e.message}`, 'error');
+      said = (now) => refusal(label, e, now);
       if (e.status === 409 && e.problem.type?.endsWith('/idempotency-horizon-passed')) {
         horizonOffer = true;
       }
     }
-    await load();
+    say(...said(await load()));
     document.getElementById('state')?.focus();
   }
 
@@ -73,17 +75,17 @@ export async function render(main, { rest, me, say }) {
         : `Item ${item.id} is pending again: a worker will claim it.`);
     const buttons = [];
     if (item.state === 'failed' || item.state === 'cancelled') {
-      buttons.push(h('button', { type: 'button', id: 'retry', onclick: () => retry(false) },
+      buttons.push(h('button', { type: 'button', id: 'retry', onclick: acting(() => retry(false)) },
         'Retry'));
       if (horizonOffer) {
         buttons.push(h('button', { type: 'button', id: 'retry-force', class: 'danger',
-          onclick: () => retry(true) }, 'Retry past the idempotency horizon'));
+          onclick: acting(() => retry(true)) }, 'Retry past the idempotency horizon'));
       }
     }
     if (item.state === 'pending' || item.state === 'failed') {
       const confirm = h('button', { type: 'button', id: 'cancel-confirm', class: 'danger', hidden: true,
-        onclick: () => run('Cancel', `/v1/items/${item.id}/cancel`, {},
-          `Item ${item.id} is cancelled: no worker will claim it.`) }, 'Yes, cancel it');
+        onclick: acting(() => run('Cancel', `/v1/items/${item.id}/cancel`, {},
+          `Item ${item.id} is cancelled: no worker will claim it.`)) }, 'Yes, cancel it');
       buttons.push(h('button', { type: 'button', id: 'cancel',
         onclick: (event) => {
           event.target.hidden = true;
@@ -93,8 +95,8 @@ export async function render(main, { rest, me, say }) {
     }
     if (item.state === 'held') {
       buttons.push(h('button', { type: 'button', id: 'approve',
-        onclick: () => run('Approve', `/v1/items/${item.id}/approve`, { body: {} },
-          `Item ${item.id} is approved: pending, a worker will claim it.`) }, 'Approve'));
+        onclick: acting(() => run('Approve', `/v1/items/${item.id}/approve`, { body: {} },
+          `Item ${item.id} is approved: pending, a worker will claim it.`)) }, 'Approve'));
     }
     const resolve = item.state === 'failed' ? resolveForm(item, run)
       : item.state === 'held' ? rejectForm(item, run) : null;
@@ -118,15 +120,14 @@ function resolveForm(item, run) {
     h('div', { class: 'field' }, h('label', { for: 'resolve-note' }, 'Note (why)'),
       h('textarea', { id: 'resolve-note', name: 'note', rows: '2' })),
     h('button', { type: 'submit', id: 'resolve' }, 'Resolve as done'));
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
+  form.addEventListener('submit', acting(() => {
     const data = new FormData(form);
     const body = {};
     if (data.get('externalRef')) body.externalRef = data.get('externalRef');
     if (data.get('note')) body.note = data.get('note');
-    run('Resolve', `/v1/items/${item.id}/resolve`, { body },
+    return run('Resolve', `/v1/items/${item.id}/resolve`, { body },
       `Item ${item.id} is done, resolved by hand.`);
-  });
+  }));
   // Folded away: the rarer answer, for a send the provider confirms did happen.
   return h('details', { class: 'resolve' },
     h('summary', { id: 'resolve-open' }, 'Resolve: it was sent after all…'), form);
@@ -138,14 +139,31 @@ function rejectForm(item, run) {
     h('div', { class: 'field' }, h('label', { for: 'reject-reason' }, 'Why not (the proposer reads it)'),
       h('textarea', { id: 'reject-reason', name: 'reason', rows: '2', required: true })),
     h('button', { type: 'submit', id: 'reject', class: 'danger' }, 'Reject: never send it'));
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    run('Reject', `/v1/items/${item.id}/reject`,
-      { body: { reason: new FormData(form).get('reason') } },
-      `Item ${item.id} is rejected: cancelled, it will not be sent.`);
-  });
+  form.addEventListener('submit', acting(() => run('Reject', `/v1/items/${item.id}/reject`,
+    { body: { reason: new FormData(form).get('reason') } },
+    `Item ${item.id} is rejected: cancelled, it will not be sent.`)));
   return form;
 }
+
+/**
+ * What to say of a refused or unanswered action, given the item as read again (null if it could
+ * not be): a state conflict means someone changed it first; no answer or a 5xx means nobody knows.
+ */
+function refusal(label, e, now) {
+  const status = e instanceof ApiError && e.status ? ` (${e.status})` : '';
+  const as = now ? `it is now ${now.state}, as shown below` : 'it could not be read again';
+  if (outcomeUnknown(e)) {
+    return [`${label}: outcome unknown${status}. ${sentence(e.message)} It may or may not have been done;`
+      + ` ${as}. Check it before you act again.`, 'warning'];
+  }
+  if (e.status === 409 && e.problem.type?.endsWith('/state-conflict')) {
+    return [`${label} refused${status}: ${sentence(e.message)} It changed since this page showed it:`
+      + ` ${as}.`, 'error'];
+  }
+  return [`${label} refused${status}: ${e.message}`, 'error'];
+}
+
+const sentence = (text) => (/[.!?]$/.test(text) ? text : `${text}.`);
 
 function summary(item) {
   const fact = (term, ...value) => h('div', {}, h('dt', {}, term), h('dd', {}, ...value));

@@ -1,0 +1,223 @@
+package dev.claimq.console;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quarkus.test.junit.QuarkusTest;
+import java.sql.SQLException;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.interactions.Actions;
+
+/**
+ * An item's actions as a hurried operator meets them: a double-click or a second Enter, a page
+ * another operator made stale, and an answer that never came. Exactly one action takes effect, as
+ * the item_action rows show, and the page says what did happen, not what the second click met.
+ */
+@QuarkusTest
+class ConsoleItemRacesTest extends ConsoleTest {
+  private Relay relay;
+
+  @BeforeEach
+  void startTheRelay() {
+    relay = new Relay(base);
+  }
+
+  @AfterEach
+  void stopTheRelay() {
+    relay.close();
+  }
+
+  @Test
+  void a_double_clicked_retry_retries_once_and_says_only_that_it_did() throws Exception {
+    String id = Seed.failed(uniqueQueue("twice"), "t/1", "mailer-1", "mailbox full");
+    Browser browser = slowly(id, "retry");
+
+    new Actions(browser.driver()).doubleClick(browser.visible(By.id("retry"))).perform();
+
+    actedOnce(
+        browser,
+        id,
+        "retry",
+        "pending",
+        "Item " + id + " is pending again: a worker will claim it.");
+  }
+
+  @Test
+  void a_double_click_on_cancel_still_asks_and_a_double_clicked_confirmation_cancels_once()
+      throws Exception {
+    String id = Seed.failed(uniqueQueue("twice"), "t/2", "mailer-1", "no such user");
+    Browser browser = slowly(id, "cancel");
+
+    // The confirmation takes the place of "Cancel…": the second click must not confirm.
+    new Actions(browser.driver()).doubleClick(browser.visible(By.id("cancel"))).perform();
+    browser.visible(By.id("cancel-confirm"));
+    assertThat(relay.seen("POST", "/v1/items/" + id + "/cancel")).isZero();
+    assertThat(Seed.state(id)).isEqualTo("failed");
+
+    new Actions(browser.driver()).doubleClick(browser.visible(By.id("cancel-confirm"))).perform();
+    actedOnce(
+        browser,
+        id,
+        "cancel",
+        "cancelled",
+        "Item " + id + " is cancelled: no worker will claim it.");
+  }
+
+  @Test
+  void enter_pressed_twice_on_approve_acts_once() throws Exception {
+    String id = Seed.enqueue(Seed.gated("twice"), "t/3", "{}", 3);
+    Browser browser = slowly(id, "approve");
+
+    browser.visible(By.id("approve")).sendKeys(Keys.ENTER, Keys.ENTER);
+
+    actedOnce(
+        browser,
+        id,
+        "approve",
+        "pending",
+        "Item " + id + " is approved: pending, a worker will claim it.");
+  }
+
+  @Test
+  void enter_pressed_twice_in_the_resolve_form_resolves_once() throws Exception {
+    String id = Seed.failed(uniqueQueue("twice"), "t/4", "mailer-1", "outcome unknown");
+    Browser browser = slowly(id, "resolve");
+    browser.click(By.id("resolve-open"));
+
+    browser.visible(By.id("resolve-ref")).sendKeys("msg_0193", Keys.ENTER, Keys.ENTER);
+
+    actedOnce(browser, id, "resolve", "done", "Item " + id + " is done, resolved by hand.");
+  }
+
+  @Test
+  void an_action_on_a_page_another_operator_made_stale_says_so_and_shows_the_item_as_it_is()
+      throws Exception {
+    String queue = uniqueQueue("stale");
+    String retried = Seed.failed(queue, "s/1", "mailer-1", "mailbox full");
+    String cancelled = Seed.failed(queue, "s/2", "mailer-1", "mailbox full");
+    Browser browser = signedIn();
+
+    browser.open("/console/#/items/" + retried);
+    browser.visible(By.id("retry"));
+    other("retry", retried);
+    browser.click(By.id("retry"));
+    browser.text(By.id("messages"), "Retry refused (409)");
+    assertThat(message(browser))
+        .isEqualTo(
+            "Retry refused (409): Item "
+                + retried
+                + " is pending: only failed or cancelled items can be retried. It changed since"
+                + " this page showed it: it is now pending, as shown below.");
+    browser.text(By.id("state"), "pending");
+    assertThat(actions(retried, "retry")).isEqualTo(1);
+
+    browser.open("/console/#/items/" + cancelled);
+    browser.click(By.id("resolve-open"));
+    other("cancel", cancelled);
+    browser.submit(By.id("resolve-ref"), "msg_1");
+    browser.text(By.id("messages"), "Resolve refused (409)");
+    assertThat(message(browser))
+        .isEqualTo(
+            "Resolve refused (409): Item "
+                + cancelled
+                + " is cancelled: only failed items can be resolved. It changed since this page"
+                + " showed it: it is now cancelled, as shown below.");
+    browser.text(By.id("state"), "cancelled");
+    browser.text(By.id("action-log"), "cancel by dev-operator");
+    assertThat(actions(cancelled, "resolve")).isZero();
+  }
+
+  @Test
+  void a_retry_whose_answer_was_lost_says_the_outcome_is_unknown_and_shows_it_retried()
+      throws Exception {
+    String id = Seed.failed(uniqueQueue("lost"), "l/1", "mailer-1", "mailbox full");
+    relay.on("POST", "/v1/items/" + id + "/retry", Relay.Fate.LOST);
+    Browser browser = signedIn();
+    browser.open("/console/#/items/" + id);
+
+    browser.click(By.id("retry"));
+
+    browser.text(By.id("messages"), "outcome unknown");
+    assertThat(message(browser))
+        .isEqualTo(
+            "Retry: outcome unknown. claimq did not answer (Failed to fetch). It may or may not"
+                + " have been done; it is now pending, as shown below. Check it before you act"
+                + " again.");
+    browser.text(By.id("state"), "pending");
+    assertThat(actions(id, "retry")).isEqualTo(1);
+  }
+
+  @Test
+  void a_cancel_answered_503_says_the_outcome_is_unknown_and_shows_it_cancelled() throws Exception {
+    String id = Seed.failed(uniqueQueue("lost"), "l/2", "mailer-1", "mailbox full");
+    relay.on("POST", "/v1/items/" + id + "/cancel", Relay.Fate.UNAVAILABLE);
+    Browser browser = signedIn();
+    browser.open("/console/#/items/" + id);
+
+    browser.click(By.id("cancel"));
+    browser.click(By.id("cancel-confirm"));
+
+    browser.text(By.id("messages"), "outcome unknown");
+    assertThat(message(browser))
+        .isEqualTo(
+            "Cancel: outcome unknown (503). Service Unavailable. It may or may not have been"
+                + " done; it is now cancelled, as shown below. Check it before you act again.");
+    browser.text(By.id("state"), "cancelled");
+    assertThat(actions(id, "cancel")).isEqualTo(1);
+  }
+
+  /** The item's page, signed in, with the action's requests held a while on their way. */
+  private Browser slowly(String id, String action) {
+    relay.on("POST", "/v1/items/" + id + "/" + action, Relay.Fate.HELD);
+    Browser browser = signedIn();
+    browser.open("/console/#/items/" + id);
+    return browser;
+  }
+
+  /** After a repeated click or Enter: one request sent, one row, and only its own message. */
+  private void actedOnce(Browser browser, String id, String action, String state, String said)
+      throws Exception {
+    browser.text(By.id("state"), state);
+    settled("POST", "/v1/items/" + id + "/" + action);
+    assertThat(relay.seen("POST", "/v1/items/" + id + "/" + action)).as("requests").isEqualTo(1);
+    assertThat(actions(id, action)).isEqualTo(1);
+    assertThat(message(browser)).isEqualTo(said);
+  }
+
+  private Browser signedIn() {
+    Browser browser = browser(relay);
+    signIn(browser, Seed.OPERATOR);
+    browser.visible(By.id("nav"));
+    return browser;
+  }
+
+  /** Another operator's action on the item, straight through the API. */
+  private static void other(String action, String id) {
+    Seed.as(Seed.OPERATOR).post("/v1/items/{id}/" + action, id).then().statusCode(200);
+  }
+
+  /** Waits until the relay has answered every such request that reached it. */
+  private void settled(String method, String path) throws InterruptedException {
+    for (int i = 0; i < 100 && relay.finished(method, path) < relay.seen(method, path); i++) {
+      Thread.sleep(50);
+    }
+    // An answer reaches the page a moment after the relay sends it.
+    Thread.sleep(300);
+  }
+
+  private static String message(Browser browser) {
+    return browser.until(d -> Optional.of(d.findElement(By.id("messages")).getText()));
+  }
+
+  private long actions(String id, String action) throws SQLException {
+    return count(
+        "SELECT count(*) FROM item_action WHERE item_id = CAST(? AS bigint) AND action = ?",
+        id,
+        action);
+  }
+}
