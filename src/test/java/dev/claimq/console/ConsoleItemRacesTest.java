@@ -4,10 +4,6 @@ import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
-import java.sql.SQLException;
-import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
@@ -19,19 +15,7 @@ import org.openqa.selenium.interactions.Actions;
  * the item_action rows show, and the page says what did happen, not what the second click met.
  */
 @QuarkusTest
-class ConsoleItemRacesTest extends ConsoleTest {
-  private Relay relay;
-
-  @BeforeEach
-  void startTheRelay() {
-    relay = new Relay(base);
-  }
-
-  @AfterEach
-  void stopTheRelay() {
-    relay.close();
-  }
-
+class ConsoleItemRacesTest extends ConsoleRacesTest {
   @Test
   void a_double_clicked_retry_retries_once_and_says_only_that_it_did() throws Exception {
     String id = Seed.failed(uniqueQueue("twice"), "t/1", "mailer-1", "mailbox full");
@@ -100,9 +84,8 @@ class ConsoleItemRacesTest extends ConsoleTest {
     String queue = uniqueQueue("stale");
     String retried = Seed.failed(queue, "s/1", "mailer-1", "mailbox full");
     String cancelled = Seed.failed(queue, "s/2", "mailer-1", "mailbox full");
-    Browser browser = signedIn();
+    Browser browser = signedIn("items/" + retried);
 
-    browser.open("/console/#/items/" + retried);
     browser.visible(By.id("retry"));
     other("retry", retried);
     browser.click(By.id("retry"));
@@ -114,7 +97,7 @@ class ConsoleItemRacesTest extends ConsoleTest {
                 + " is pending: only failed or cancelled items can be retried. It changed since"
                 + " this page showed it: it is now pending, as shown below.");
     browser.text(By.id("state"), "pending");
-    assertThat(actions(retried, "retry")).isEqualTo(1);
+    assertThat(itemActions(retried, "retry")).isEqualTo(1);
 
     browser.open("/console/#/items/" + cancelled);
     browser.click(By.id("resolve-open"));
@@ -129,53 +112,48 @@ class ConsoleItemRacesTest extends ConsoleTest {
                 + " showed it: it is now cancelled, as shown below.");
     browser.text(By.id("state"), "cancelled");
     browser.text(By.id("action-log"), "cancel by dev-operator");
-    assertThat(actions(cancelled, "resolve")).isZero();
+    assertThat(itemActions(cancelled, "resolve")).isZero();
   }
 
   @Test
   void a_retry_whose_answer_was_lost_says_the_outcome_is_unknown_and_shows_it_retried()
       throws Exception {
     String id = Seed.failed(uniqueQueue("lost"), "l/1", "mailer-1", "mailbox full");
-    relay.on("POST", "/v1/items/" + id + "/retry", Relay.Fate.LOST);
-    Browser browser = signedIn();
-    browser.open("/console/#/items/" + id);
+    Browser browser =
+        signedIn("items/" + id, "POST", "/v1/items/" + id + "/retry", Relay.Fate.LOST);
 
     browser.click(By.id("retry"));
 
-    browser.text(By.id("messages"), "outcome unknown");
-    assertThat(message(browser))
+    assertThat(saidUnknown(browser))
         .isEqualTo(
             "Retry: outcome unknown. claimq did not answer (Failed to fetch). It may or may not"
                 + " have been done; it is now pending, as shown below. Check it before you act"
                 + " again.");
     browser.text(By.id("state"), "pending");
-    assertThat(actions(id, "retry")).isEqualTo(1);
+    assertThat(itemActions(id, "retry")).isEqualTo(1);
   }
 
   @Test
   void a_cancel_answered_503_says_the_outcome_is_unknown_and_shows_it_cancelled() throws Exception {
     String id = Seed.failed(uniqueQueue("lost"), "l/2", "mailer-1", "mailbox full");
-    relay.on("POST", "/v1/items/" + id + "/cancel", Relay.Fate.UNAVAILABLE);
-    Browser browser = signedIn();
-    browser.open("/console/#/items/" + id);
+    Browser browser =
+        signedIn("items/" + id, "POST", "/v1/items/" + id + "/cancel", Relay.Fate.UNAVAILABLE);
 
     browser.click(By.id("cancel"));
     browser.click(By.id("cancel-confirm"));
 
-    browser.text(By.id("messages"), "outcome unknown");
-    assertThat(message(browser))
+    assertThat(saidUnknown(browser))
         .isEqualTo(
             "Cancel: outcome unknown (503). Service Unavailable. It may or may not have been"
                 + " done; it is now cancelled, as shown below. Check it before you act again.");
     browser.text(By.id("state"), "cancelled");
-    assertThat(actions(id, "cancel")).isEqualTo(1);
+    assertThat(itemActions(id, "cancel")).isEqualTo(1);
   }
 
   /** The item's page, signed in, with the action's requests held a while on their way. */
   private Browser slowly(String id, String action) {
-    relay.on("POST", "/v1/items/" + id + "/" + action, Relay.Fate.HELD);
-    Browser browser = signedIn();
-    browser.open("/console/#/items/" + id);
+    Browser browser =
+        signedIn("items/" + id, "POST", "/v1/items/" + id + "/" + action, Relay.Fate.HELD);
     return browser;
   }
 
@@ -183,41 +161,13 @@ class ConsoleItemRacesTest extends ConsoleTest {
   private void actedOnce(Browser browser, String id, String action, String state, String said)
       throws Exception {
     browser.text(By.id("state"), state);
-    settled("POST", "/v1/items/" + id + "/" + action);
-    assertThat(relay.seen("POST", "/v1/items/" + id + "/" + action)).as("requests").isEqualTo(1);
-    assertThat(actions(id, action)).isEqualTo(1);
+    sentOnce("POST", "/v1/items/" + id + "/" + action);
+    assertThat(itemActions(id, action)).isEqualTo(1);
     assertThat(message(browser)).isEqualTo(said);
-  }
-
-  private Browser signedIn() {
-    Browser browser = browser(relay);
-    signIn(browser, Seed.OPERATOR);
-    browser.visible(By.id("nav"));
-    return browser;
   }
 
   /** Another operator's action on the item, straight through the API. */
   private static void other(String action, String id) {
     Seed.as(Seed.OPERATOR).post("/v1/items/{id}/" + action, id).then().statusCode(200);
-  }
-
-  /** Waits until the relay has answered every such request that reached it. */
-  private void settled(String method, String path) throws InterruptedException {
-    for (int i = 0; i < 100 && relay.finished(method, path) < relay.seen(method, path); i++) {
-      Thread.sleep(50);
-    }
-    // An answer reaches the page a moment after the relay sends it.
-    Thread.sleep(300);
-  }
-
-  private static String message(Browser browser) {
-    return browser.until(d -> Optional.of(d.findElement(By.id("messages")).getText()));
-  }
-
-  private long actions(String id, String action) throws SQLException {
-    return count(
-        "SELECT count(*) FROM item_action WHERE item_id = CAST(? AS bigint) AND action = ?",
-        id,
-        action);
   }
 }

@@ -47,6 +47,7 @@ final class Relay implements AutoCloseable {
   private final HttpClient client = HttpClient.newHttpClient();
   private final URI target;
   private final Map<String, Fate> fates = new ConcurrentHashMap<>();
+  private final Set<String> once = ConcurrentHashMap.newKeySet();
   private final Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> answered = new ConcurrentHashMap<>();
 
@@ -72,6 +73,12 @@ final class Relay implements AutoCloseable {
     fates.put(method + " " + path, fate);
   }
 
+  /** The next such request has this fate; the ones after it go through as they came. */
+  void next(String method, String path, Fate fate) {
+    on(method, path, fate);
+    once.add(method + " " + path);
+  }
+
   /** How many such requests reached the relay so far. */
   int seen(String method, String path) {
     return seen.getOrDefault(method + " " + path, new AtomicInteger()).get();
@@ -86,7 +93,7 @@ final class Relay implements AutoCloseable {
     String request = exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath();
     seen.computeIfAbsent(request, r -> new AtomicInteger()).incrementAndGet();
     try (exchange) {
-      Fate fate = fates.get(request);
+      Fate fate = once.remove(request) ? fates.remove(request) : fates.get(request);
       if (fate == Fate.HELD) {
         Thread.sleep(HOLD.toMillis());
       }

@@ -1,8 +1,8 @@
 // Bulk: retry, cancel, approve or reject everything that matches a filter. A dry run first says
 // how many and which; only the confirmation acts, with the same filter, and says what it did.
 
-import { post } from './api.js';
-import { h, heading, problem, replace } from './dom.js';
+import { outcomeUnknown, post } from './api.js';
+import { acting, h, heading, problem, replace, unknown } from './dom.js';
 import * as filters from './filters.js';
 import { failure } from './overview.js';
 
@@ -75,32 +75,32 @@ export async function render(main, { params, me, say }) {
     };
   }
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const which = chosenAction();
-    const body = request(true);
-    let preview;
+  form.addEventListener('submit', acting(() => preview(chosenAction(), request(true))));
+
+  /** The dry run of the action with this body, and the confirmation that acts on what it shows. */
+  async function preview(which, body) {
+    let found;
     try {
-      preview = await post(`/v1/items:${which}`, body);
+      found = await post(`/v1/items:${which}`, body);
     } catch (e) {
       replace(out, problem(e, 'The dry run was refused'));
       return;
     }
     const words = ACTIONS[which];
-    const count = preview.items.length;
+    const count = found.items.length;
     const title = h('h2', { id: 'bulk-result-title', tabindex: '-1' }, count === 0
       ? `No ${body.state || 'held'} item matches: nothing to ${which}.`
-      : `${count}${preview.more ? '+' : ''} item${count === 1 ? '' : 's'} will be ${words.done}`
-        + `${preview.more ? ` (the first ${count}; more match beyond the limit)` : ''}:`);
+      : `${count}${found.more ? '+' : ''} item${count === 1 ? '' : 's'} will be ${words.done}`
+        + `${found.more ? ` (the first ${count}; more match beyond the limit)` : ''}:`);
     // The confirmation acts on what was previewed: items changed since the preview (a new
     // failure, say) are left out by an updatedBefore just past the newest item shown.
     const upTo = body.updatedBefore || (count === 0 ? undefined
-      : new Date(Math.max(...preview.items.map((i) => Date.parse(i.updatedAt))) + 1).toISOString());
+      : new Date(Math.max(...found.items.map((i) => Date.parse(i.updatedAt))) + 1).toISOString());
     const confirm = count === 0 ? null : h('button', { type: 'button', id: 'confirm',
       class: which === 'cancel' || which === 'reject' ? 'danger' : null,
-      onclick: () => run(which, { ...body, dryRun: false, updatedBefore: upTo }) },
+      onclick: acting(() => run(which, body, upTo), 'main') },
     `${words.verb} ${count} item${count === 1 ? '' : 's'}`);
-    replace(out, title, h('ul', { class: 'failures', id: 'bulk-items' }, preview.items.map(failure)),
+    replace(out, title, h('ul', { class: 'failures', id: 'bulk-items' }, found.items.map(failure)),
       confirm ? [
         h('p', { class: 'hint' }, `Acts on items changed before ${upTo}, as previewed; anything`
           + ' that changes after the preview waits for the next one.'),
@@ -108,14 +108,21 @@ export async function render(main, { params, me, say }) {
           h('button', { type: 'button', id: 'discard', onclick: () => replace(out) }, 'Discard')),
       ] : null);
     title.focus();
-  });
+  }
 
-  async function run(which, body) {
+  async function run(which, body, upTo) {
     let done;
     try {
-      done = await post(`/v1/items:${which}`, body);
+      done = await post(`/v1/items:${which}`, { ...body, dryRun: false, updatedBefore: upTo });
     } catch (e) {
-      replace(out, problem(e, `The bulk ${which} was refused`));
+      if (!outcomeUnknown(e)) {
+        replace(out, problem(e, `The bulk ${which} was refused`));
+        return;
+      }
+      // Nobody knows how far it got: a new dry run shows what still matches.
+      await preview(which, body);
+      say(`${unknown(`Bulk ${which}`, e)} Some or all of the items may have been`
+        + ` ${ACTIONS[which].done}; the preview below is what matches now.`, 'warning');
       return;
     }
     const count = done.items.length;

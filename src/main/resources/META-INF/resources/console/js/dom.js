@@ -92,6 +92,17 @@ export function acting(action, scope = 'section') {
   };
 }
 
+/**
+ * The start of what the page says when no answer tells what became of an action (a network
+ * error or a 5xx): "Retry: outcome unknown (503). Service Unavailable."
+ */
+export function unknown(label, error) {
+  const status = error.status ? ` (${error.status})` : '';
+  return `${label}: outcome unknown${status}. ${sentence(error.message)}`;
+}
+
+export const sentence = (text) => (/[.!?]$/.test(text) ? text : `${text}.`);
+
 /** A screen's problem message, in place of what could not be loaded. */
 export function problem(error, what) {
   const status = error.status ? ` (${error.status})` : '';

@@ -2,7 +2,7 @@
 // and the operator's actions on it: retry, cancel, resolve.
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
-import { acting, h, heading, problem, replace, when } from './dom.js';
+import { acting, h, heading, problem, replace, sentence, unknown, when } from './dom.js';
 import { member, pretty } from './json.js';
 
 export async function render(main, { rest, me, say }) {
@@ -153,7 +153,7 @@ function refusal(label, e, now) {
   const status = e instanceof ApiError && e.status ? ` (${e.status})` : '';
   const as = now ? `it is now ${now.state}, as shown below` : 'it could not be read again';
   if (outcomeUnknown(e)) {
-    return [`${label}: outcome unknown${status}. ${sentence(e.message)} It may or may not have been done;`
+    return [`${unknown(label, e)} It may or may not have been done;`
       + ` ${as}. Check it before you act again.`, 'warning'];
   }
   if (e.status === 409 && e.problem.type?.endsWith('/state-conflict')) {
@@ -162,8 +162,6 @@ function refusal(label, e, now) {
   }
   return [`${label} refused${status}: ${e.message}`, 'error'];
 }
-
-const sentence = (text) => (/[.!?]$/.test(text) ? text : `${text}.`);
 
 function summary(item) {
   const fact = (term, ...value) => h('div', {}, h('dt', {}, term), h('dd', {}, ...value));

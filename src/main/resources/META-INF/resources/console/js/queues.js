@@ -1,7 +1,7 @@
 // Queues: pause and resume claims, and read and change a queue's policy, with who changed what.
 
-import { ApiError, call, get } from './api.js';
-import { h, heading, problem, replace, table, when } from './dom.js';
+import { ApiError, call, get, outcomeUnknown } from './api.js';
+import { acting, h, heading, problem, replace, table, unknown, when } from './dom.js';
 
 /** The policy's settings in the API's order, with what each one means to an operator. */
 const SETTINGS = [
@@ -64,10 +64,19 @@ async function one(main, { me, say }, queue) {
       policy = await get(`${path}/policy`);
     } catch (e) {
       replace(body, problem(e, `The policy of ${queue} could not be read`));
-      return;
+      return null;
     }
     const log = await get(`${path}/actions`).then((a) => a.actions, (e) => e);
     replace(body, pausePanel(policy), policyForm(policy), history(log));
+    return policy;
+  }
+
+  /** No answer says whether it was done: the queue is read again, and the message says how it is. */
+  async function unanswered(label, e) {
+    const now = await load();
+    say(`${unknown(label, e)} It may or may not have been done; ${now
+      ? `claims are now ${now.paused ? 'paused' : 'running'}, and the policy below is as saved now`
+      : 'the queue could not be read again'}. Check it before you act again.`, 'warning');
   }
 
   function pausePanel(policy) {
@@ -77,16 +86,21 @@ async function one(main, { me, say }, queue) {
       h('p', { id: 'claims-state' }, policy.paused
         ? 'Paused: claims answer 204 and workers wait; enqueues go on.'
         : 'Running: workers claim its items.'),
-      me.operator ? h('button', { type: 'button', id: toggle, onclick: async () => {
+      // acting: the other half of the toggle comes where this one was, under a double-click.
+      me.operator ? h('button', { type: 'button', id: toggle, onclick: acting(async () => {
         try {
           await call(`${path}/${toggle}`, { method: 'POST' });
           say(`Queue ${queue} ${policy.paused ? 'resumed' : 'paused'}.`, 'ok');
+          await load();
         } catch (e) {
-          say(`${toggle} refused (${e.status}): ${e.message}`, 'error');
+          if (outcomeUnknown(e)) await unanswered(policy.paused ? 'Resume' : 'Pause', e);
+          else {
+            say(`${toggle} refused (${e.status}): ${e.message}`, 'error');
+            await load();
+          }
         }
-        await load();
         document.getElementById(policy.paused ? 'pause' : 'resume')?.focus();
-      } }, policy.paused ? 'Resume claims' : 'Pause claims') : null);
+      }) }, policy.paused ? 'Resume claims' : 'Pause claims') : null);
   }
 
   function policyForm(policy) {
@@ -110,8 +124,7 @@ async function one(main, { me, say }, queue) {
         + (policy.updatedAt ? ` Last changed by ${policy.updatedBy || 'a key'} at ${policy.updatedAt}.` : '')),
       SETTINGS.map(input),
       me.operator ? h('button', { type: 'submit', id: 'save-policy' }, 'Save policy') : null);
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
+    form.addEventListener('submit', acting(async () => {
       const data = new FormData(form);
       const wanted = {};
       for (const [name] of SETTINGS) {
@@ -130,6 +143,10 @@ async function one(main, { me, say }, queue) {
         await load();
         document.getElementById('save-policy')?.focus();
       } catch (e) {
+        if (outcomeUnknown(e)) {
+          await unanswered('Policy save', e);
+          return;
+        }
         say(`Policy refused${e.status ? ` (${e.status})` : ''}: ${e.message}`, 'error');
         const field = e instanceof ApiError ? e.field : null;
         const slot = field && document.getElementById(`policy-${field}-problem`);
@@ -140,7 +157,7 @@ async function one(main, { me, say }, queue) {
           document.getElementById(`policy-${field}`).focus();
         }
       }
-    });
+    }));
     return h('section', { 'aria-labelledby': 'policy-title' },
       h('h2', { id: 'policy-title' }, 'Policy'), form);
   }
