@@ -390,8 +390,10 @@ FROM claimed;
 -- A complete with the token of an ended attempt of this item (one of its attempts' token hashes:
 -- an earlier claim's, or the latest claim's after its own fail or release) and an externalRef is
 -- a late success: the send happened. It is recorded on that attempt, once, and
--- acts on the item as it is when the row is locked: pending or failed, it is done with that
--- reference and nothing is sent again; sending under a newer claim, that claimer's next
+-- acts on the item as it is when the row is locked: pending, failed or cancelled, it is done
+-- with that reference and nothing is sent again (a cancel came too late: the send it meant to
+-- stop went out, and an item left cancelled would invite the same work again under a new key);
+-- sending under a newer claim, that claimer's next
 -- heartbeat or intent says it was sent already; done already, it is a send that went out twice,
 -- counted. Any other token changes nothing. The answer stays a refusal (changed is false), with
 -- late saying the report was recorded.
@@ -441,10 +443,10 @@ late AS (
 ),
 applied AS (
   UPDATE item i SET
-    state = CASE WHEN i.state IN ('pending', 'failed') THEN 'done' ELSE i.state END,
+    state = CASE WHEN i.state IN ('pending', 'failed', 'cancelled') THEN 'done' ELSE i.state END,
     -- An item an operator resolved without a reference takes the one the send came back with:
     -- the operator confirmed that a send went out, and this attempt reports having made it.
-    external_ref = CASE WHEN i.state IN ('pending', 'failed')
+    external_ref = CASE WHEN i.state IN ('pending', 'failed', 'cancelled')
                              OR i.state = 'done' AND i.external_ref IS NULL AND late.resolved
                         THEN CAST(:externalRef AS text) ELSE i.external_ref END,
     already_sent_attempt = CASE WHEN i.state = 'sending' THEN late.attempt

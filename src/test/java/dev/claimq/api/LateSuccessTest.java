@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import static dev.claimq.Api.awaitState;
+import static dev.claimq.Api.cancel;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueued;
@@ -8,6 +9,7 @@ import static dev.claimq.Api.fail;
 import static dev.claimq.Api.heartbeat;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.problem;
+import static dev.claimq.Api.retry;
 import static dev.claimq.Api.uniqueQueue;
 import static dev.claimq.api.SendSafetyTest.attempts;
 import static dev.claimq.api.SendSafetyTest.intent;
@@ -85,6 +87,23 @@ class LateSuccessTest extends AsAdmin {
     problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_2")), 409, "stale-claim");
 
     item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_2"));
+  }
+
+  @Test
+  void a_late_complete_of_a_cancelled_item_makes_it_done_so_a_retry_cannot_send_it_again()
+      throws Exception {
+    String id = enqueued(uniqueQueue("late-cancelled"), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+    cancel(id).then().statusCode(200).body("state", equalTo("cancelled"));
+
+    problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_3")), 409, "stale-claim")
+        .body("detail", containsString("recorded as a late success"));
+
+    item(id).then().body("state", equalTo("done")).body("externalRef", equalTo("msg_3"));
+    assertThat(lateSuccess(id, 0)).containsEntry("externalRef", "msg_3");
+    // Left cancelled, the item could be retried, and the send that went out made again.
+    problem(retry(id), 409, "state-conflict");
   }
 
   @Test
