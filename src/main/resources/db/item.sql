@@ -182,14 +182,11 @@ SELECT false, item.*, false, NULL FROM item WHERE id = :id AND NOT EXISTS (SELEC
 -- name: claim-next
 -- Claim the next due item of a queue that is not paused, as claim does one named item. The pick
 -- reads the item_claimable index from the front,
--- LIMIT 1. FOR NO KEY UPDATE SKIP LOCKED makes concurrent claimers step past a row another
--- transaction is claiming, instead of queueing behind it (or both taking it). NO KEY: the claim
--- changes no key, and a replay of the item's enqueue reads it FOR KEY SHARE, which this lock lets
--- be; FOR UPDATE would step past the item being replayed, and answer 204 though it is due. Every
--- pick that updates items locks so (only forget-keys, which deletes, takes FOR UPDATE). The pick
--- is MATERIALIZED: it runs once, and its LIMIT fences how many rows the UPDATE can touch. Were it
--- folded into the UPDATE as a subquery, the planner could run it again for each row it joins,
--- claiming more than one item under concurrency.
+-- LIMIT 1. FOR UPDATE SKIP LOCKED makes concurrent claimers step past a row another transaction
+-- is claiming, instead of queueing behind it (or both taking it). The pick is MATERIALIZED: it
+-- runs once, and its LIMIT fences how many rows the UPDATE can touch. Were it folded into the
+-- UPDATE as a subquery, the planner could run it again for each row it joins, claiming more than
+-- one item under concurrency.
 WITH policy AS MATERIALIZED (
   SELECT coalesce(:leaseSeconds, (SELECT lease_seconds FROM queue_policy WHERE queue = :queue),
                   :defaultLeaseSeconds) AS lease_seconds,
@@ -201,7 +198,7 @@ next AS MATERIALIZED (
     AND NOT (SELECT paused FROM policy)
   ORDER BY priority DESC, run_at, id
   LIMIT 1
-  FOR NO KEY UPDATE SKIP LOCKED
+  FOR UPDATE SKIP LOCKED
 ),
 claimed AS (
   UPDATE item i SET
@@ -229,7 +226,7 @@ SELECT claimed.*,
 FROM claimed;
 
 -- name: claim-next-batch
--- Up to :max items, each with its own token, matched by position. A locking read cannot sit with a
+-- Up to :max items, each with its own token, matched by position. FOR UPDATE cannot sit with a
 -- window function, so the locking pick is a subquery and the numbering is done outside it; both
 -- are MATERIALIZED for the reason claim-next gives.
 WITH policy AS MATERIALIZED (
@@ -243,7 +240,7 @@ picked AS MATERIALIZED (
     AND NOT (SELECT paused FROM policy)
   ORDER BY priority DESC, run_at, id
   LIMIT :max
-  FOR NO KEY UPDATE SKIP LOCKED
+  FOR UPDATE SKIP LOCKED
 ),
 next AS MATERIALIZED (
   SELECT id, row_number() OVER (ORDER BY priority DESC, run_at, id) AS n FROM picked
@@ -368,7 +365,7 @@ next AS MATERIALIZED (
   WHERE queue = (SELECT queue FROM policy) AND state = 'pending' AND run_at <= now()
   ORDER BY priority DESC, run_at, id
   LIMIT 1
-  FOR NO KEY UPDATE SKIP LOCKED
+  FOR UPDATE SKIP LOCKED
 ),
 claimed AS (
   UPDATE item i SET
@@ -769,7 +766,7 @@ WITH picked AS MATERIALIZED (
                                         * interval '1 second')
   ORDER BY i.id DESC
   LIMIT :limit + 1
-  FOR NO KEY UPDATE OF i SKIP LOCKED
+  FOR UPDATE OF i SKIP LOCKED
 ),
 chosen AS (
   SELECT id FROM picked ORDER BY id DESC LIMIT :limit
@@ -820,7 +817,7 @@ WITH expired AS MATERIALIZED (
   WHERE state = 'sending' AND lease_expires_at <= now()
   ORDER BY lease_expires_at
   LIMIT :batchSize
-  FOR NO KEY UPDATE SKIP LOCKED
+  FOR UPDATE SKIP LOCKED
 ),
 open_attempt AS MATERIALIZED (
   SELECT a.item_id, a.intent_at FROM expired e JOIN attempt a ON a.item_id = e.id
@@ -876,7 +873,7 @@ SELECT queue, count(*) AS released FROM released GROUP BY queue;
 -- name: intent
 -- A worker's word, just before it calls the provider, that this attempt is about to send. Fenced
 -- like complete (only the current claim, only while sending) and repeat-safe (the first intent's
--- time stays). The item is read FOR SHARE first, so the reaper (FOR NO KEY UPDATE SKIP LOCKED) cannot
+-- time stays). The item is read FOR SHARE first, so the reaper (FOR UPDATE SKIP LOCKED) cannot
 -- release the claim between the check and the write and decide without seeing the intent; and the
 -- reaper reads the attempt locked, so it sees an intent that committed while its statement ran.
 WITH current AS (
@@ -1068,7 +1065,7 @@ WITH picked AS MATERIALIZED (
   WHERE state IN ('done', 'cancelled') AND pruned_at IS NULL
     AND updated_at < now() - :keepSeconds * interval '1 second'
   LIMIT :batchSize
-  FOR NO KEY UPDATE SKIP LOCKED
+  FOR UPDATE SKIP LOCKED
 ),
 slimmed AS (
   UPDATE item i SET payload_sha256 = encode(sha256(convert_to(i.payload::text, 'UTF8')), 'hex'),

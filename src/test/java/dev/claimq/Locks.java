@@ -57,19 +57,6 @@ public final class Locks {
   }
 
   /**
-   * Takes, in the connection's open transaction, the lock a replay of an enqueue takes on the item
-   * that holds its key (FOR KEY SHARE), on every pending item of the queue.
-   */
-  public static void replayReads(Connection connection, String queue) throws SQLException {
-    try (PreparedStatement statement =
-        connection.prepareStatement(
-            "SELECT id FROM item WHERE queue = ? AND state = 'pending' FOR KEY SHARE")) {
-      statement.setString(1, queue);
-      statement.executeQuery().close();
-    }
-  }
-
-  /**
    * Sends the request while the holder's open transaction holds its locks, waits until the
    * request's statement waits for them, commits the holder, and answers the request's answer.
    */

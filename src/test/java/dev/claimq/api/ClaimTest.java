@@ -3,14 +3,11 @@ package dev.claimq.api;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.claimedNext;
-import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.item;
-import static dev.claimq.Api.json;
 import static dev.claimq.Api.leaseOf;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
-import static dev.claimq.Locks.replayReads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.emptyString;
 import static org.hamcrest.Matchers.equalTo;
@@ -21,55 +18,16 @@ import dev.claimq.AsAdmin;
 import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
-import jakarta.inject.Inject;
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
 class ClaimTest extends AsAdmin {
-  @Inject DataSource dataSource;
-
-  @Test
-  void every_claim_takes_a_due_item_while_an_enqueue_replay_of_its_key_reads_it() throws Exception {
-    String queue = uniqueQueue("replay-lock");
-    String byNext = enqueued(queue, "by-next", 1);
-    // A replay of an item's enqueue reads it FOR KEY SHARE, so that retention cannot delete it
-    // under the replay. The claims lock only against changes to the item, never its key: a
-    // replay at the moment of a claim must not make the claim pass the item over, and a claim
-    // that passes over the only due item answers 204 though it is due.
-    try (Connection replay = dataSource.getConnection()) {
-      replay.setAutoCommit(false);
-      replayReads(replay, queue);
-
-      claimNext(queue, Map.of("worker", "w")).then().statusCode(200).body("id", equalTo(byNext));
-      String byBatch = enqueued(queue, "by-batch", 2);
-      replayReads(replay, queue);
-      json()
-          .body(Map.of("worker", "w", "max", 10))
-          .post("/v1/queues/{q}/claim:batch", queue)
-          .then()
-          .statusCode(200)
-          .body("items.id", equalTo(List.of(byBatch)));
-      String holder = enqueued(queue, "holder", 3);
-      String token = claimedNext(queue, "w").path("claimToken");
-      String byComplete = enqueued(queue, "by-complete", 4);
-      replayReads(replay, queue);
-      complete(
-              holder,
-              Map.of("claimToken", token, "externalRef", "ref", "next", Map.of("worker", "w")))
-          .then()
-          .statusCode(200)
-          .body("next.id", equalTo(byComplete));
-      replay.rollback();
-    }
-  }
 
   @Test
   void claim_next_moves_the_item_to_sending_with_a_token_and_a_lease() {

@@ -9,7 +9,6 @@ import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
-import static dev.claimq.Locks.replayReads;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.contains;
@@ -155,22 +154,6 @@ class OperatorBulkTest extends AsAdmin {
     problem(bulk("retry", Map.of("queue", queue, "state", "pending")), 400, "invalid-request")
         .body("errors[0].field", equalTo("state"));
     problem(bulk("retry", Map.of("queue", queue, "limit", 501)), 400, "invalid-request");
-  }
-
-  @Test
-  void a_bulk_cancel_takes_a_pending_item_while_an_enqueue_replay_of_its_key_reads_it()
-      throws Exception {
-    String queue = uniqueQueue("bulk-replay-lock");
-    String pending = enqueued(queue, "k", 1);
-    try (Connection replay = dataSource.getConnection()) {
-      replay.setAutoCommit(false);
-      replayReads(replay, queue); // the replay must not make the bulk action pass the item over
-
-      assertThat(ids(bulk("cancel", Map.of("queue", queue, "state", "pending"))))
-          .containsExactly(pending);
-      replay.rollback();
-    }
-    assertThat(item(pending).<String>path("state")).isEqualTo("cancelled");
   }
 
   @Test
