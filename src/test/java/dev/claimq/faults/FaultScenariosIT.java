@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -553,23 +554,24 @@ class FaultScenariosIT extends FaultHarness {
   @Order(15)
   void slow_and_hostile_clients_neither_slow_a_drain_nor_leak() throws Exception {
     // About 1,000 calls a drain even in the short run, so that its p99 is not one or two calls.
+    // Each condition is judged on the median p99 of three drains: on a shared 2-core machine one
+    // drain now and then meets a pause of the machine's own, and one drain's p99 is ten calls.
     int perDrain = FULL ? 1500 : 500;
     scenario(
         "14 slow clients",
         "hostile",
-        6 * perDrain,
+        13 * perDrain,
         (queue, keys) -> {
           ServiceInstance target = instances.get(0);
           List<String> all = new ArrayList<>(keys);
-          // The quiet figure first: the same drain, nobody hostile around. A fresh JVM's first
-          // drain is its slowest, so it only warms up; then two, and the slower of them, so that a
-          // shared machine's own noise is in the reference and not one lucky run.
-          timedDrain(target, queue, all.subList(4 * perDrain, 5 * perDrain), "warm-up");
-          Duration quiet =
-              Collections.max(
-                  List.of(
-                      timedDrain(target, queue, all.subList(5 * perDrain, 6 * perDrain), "quiet"),
-                      timedDrain(target, queue, all.subList(0, perDrain), "quiet again")));
+          List<List<String>> slices = new ArrayList<>();
+          for (int from = 0; from < all.size(); from += perDrain) {
+            slices.add(all.subList(from, from + perDrain));
+          }
+          Iterator<List<String>> drains = slices.iterator();
+          // A fresh JVM's first drain is its slowest, so it only warms up.
+          timedDrain(target, queue, drains.next(), "warm-up");
+          Duration quiet = medianDrain(target, queue, drains, "quiet");
           Resources baseline = Resources.of(target);
           System.out.printf("faults: hostile: baseline %s%n", baseline);
 
@@ -577,56 +579,68 @@ class FaultScenariosIT extends FaultHarness {
             int connections = FULL ? 1000 : 300;
             slow.slowloris(connections);
             Thread.sleep(2_000);
-            Duration p99 = timedDrain(target, queue, all.subList(perDrain, 2 * perDrain), "slow");
+            Duration p99 = medianDrain(target, queue, drains, "slow");
             expectWithinTwice("a slowloris of " + connections + " connections", p99, quiet);
             System.out.printf(
                 "faults: hostile: %d of %d slowloris connections still open at the end%n",
                 slow.openConnections(), connections);
           }
 
+          // Long-polls wait 20 s at most: each of the three drains gets 2,000 freshly parked.
           int parkedCount = 2000;
-          try (HostileClients parked = new HostileClients(target.port)) {
-            parked.parkLongPolls(parkedCount, queue + "-parked", 20);
-            history.fault();
-            if (!await(Duration.ofSeconds(20), () -> parked(target) >= parkedCount)) {
+          List<Duration> parkedP99s = new ArrayList<>();
+          for (int round = 1; round <= 3; round++) {
+            try (HostileClients parked = new HostileClients(target.port)) {
+              parked.parkLongPolls(parkedCount, queue + "-parked", 20);
+              history.fault();
+              if (!await(Duration.ofSeconds(20), () -> parked(target) >= parkedCount)) {
+                history.violation(
+                    "only " + parked(target) + " of " + parkedCount + " long-polls parked in 20 s");
+              }
+              // Parked claims hold no database connection: the pool is idle while 2,000 wait.
+              int inUse = 0;
+              for (int sample = 0; sample < 5; sample++) {
+                inUse = Math.max(inUse, (int) metric(target.url(), "agroal_active_count"));
+                Thread.sleep(200);
+              }
+              int busy = busyBackends();
+              System.out.printf(
+                  "faults: hostile: %d parked, pool connections in use %d, busy backends %d%n",
+                  parked(target), inUse, busy);
+              // One at most: the reaper's or the sampler's statement, running now and then.
+              if (inUse > 1 || busy > 1) {
+                history.violation(
+                    "with "
+                        + parkedCount
+                        + " long-polls parked, "
+                        + inUse
+                        + " pool connections were in use and "
+                        + busy
+                        + " backends busy (expected none held by the parked claims)");
+              }
+              parkedP99s.add(timedDrain(target, queue, drains.next(), "parked " + round));
+              // The figure counts only if the polls were still parked when the drain ended.
+              int stillParked = parked(target);
+              if (stillParked < parkedCount) {
+                history.violation(
+                    "only "
+                        + stillParked
+                        + " of "
+                        + parkedCount
+                        + " long-polls were still parked when the drain beside them ended");
+              }
+            }
+            // Hung up on, the long-polls leave: a dead client's claim does not stay parked.
+            if (!await(Duration.ofSeconds(10), () -> parked(target) == 0)) {
               history.violation(
-                  "only " + parked(target) + " of " + parkedCount + " long-polls parked in 20 s");
+                  parked(target) + " long-polls still parked 10 s after their clients hung up");
             }
-            // Parked claims hold no database connection: the pool is idle while 2,000 wait.
-            int inUse = 0;
-            for (int sample = 0; sample < 5; sample++) {
-              inUse = Math.max(inUse, (int) metric(target.url(), "agroal_active_count"));
-              Thread.sleep(200);
-            }
-            int busy = busyBackends();
-            System.out.printf(
-                "faults: hostile: %d parked, pool connections in use %d, busy backends %d%n",
-                parked(target), inUse, busy);
-            // One at most: the reaper's or the sampler's statement, running now and then.
-            if (inUse > 1 || busy > 1) {
-              history.violation(
-                  "with "
-                      + parkedCount
-                      + " long-polls parked, "
-                      + inUse
-                      + " pool connections were in use and "
-                      + busy
-                      + " backends busy (expected none held by the parked claims)");
-            }
-            Duration p99 =
-                timedDrain(target, queue, all.subList(2 * perDrain, 3 * perDrain), "parked");
-            expectWithinTwice(parkedCount + " parked long-polls", p99, quiet);
           }
-          // Hung up on, the long-polls leave: a dead client's claim does not stay parked.
-          if (!await(Duration.ofSeconds(10), () -> parked(target) == 0)) {
-            history.violation(
-                parked(target) + " long-polls still parked 10 s after their clients hung up");
-          }
+          expectWithinTwice(parkedCount + " parked long-polls", median(parkedP99s), quiet);
 
           try (HostileClients hangUps = new HostileClients(target.port)) {
             hangUps.disconnectMidResponse(2, 40, queue, 2);
-            Duration p99 =
-                timedDrain(target, queue, all.subList(3 * perDrain, 4 * perDrain), "hang-ups");
+            Duration p99 = medianDrain(target, queue, drains, "hang-ups");
             expectWithinTwice("clients hanging up mid-answer", p99, quiet);
             history.faults.addAndGet(hangUps.hangUps.get());
           }
@@ -806,11 +820,33 @@ class FaultScenariosIT extends FaultHarness {
       }
     }
     TimedDrain drain = new TimedDrain(target.url(), queue, provider.url, http, history);
+    long started = System.nanoTime();
     Duration p99 = drain.run(4, Duration.ofSeconds(FULL ? 180 : 60), () -> countOpen(queue) == 0);
     System.out.printf(
-        "faults: hostile: %s drain of %d items: %d calls, p99 %.1f ms%n",
-        label, keys.size(), drain.calls(), p99.toNanos() / 1e6);
+        "faults: hostile: %s drain of %d items: %d calls in %.1f s, p99 %.1f ms%n",
+        label,
+        keys.size(),
+        drain.calls(),
+        (System.nanoTime() - started) / 1e9,
+        p99.toNanos() / 1e6);
     return p99;
+  }
+
+  /** The median p99 of the next three drains, each of {@code drains}' next keys. */
+  Duration medianDrain(
+      ServiceInstance target, String queue, Iterator<List<String>> drains, String label)
+      throws Exception {
+    List<Duration> p99s = new ArrayList<>();
+    for (int n = 1; n <= 3; n++) {
+      p99s.add(timedDrain(target, queue, drains.next(), label + " " + n));
+    }
+    return median(p99s);
+  }
+
+  static Duration median(List<Duration> three) {
+    List<Duration> sorted = new ArrayList<>(three);
+    Collections.sort(sorted);
+    return sorted.get(1);
   }
 
   void expectWithinTwice(String load, Duration p99, Duration quiet) {
