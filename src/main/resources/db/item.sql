@@ -982,18 +982,38 @@ SELECT * FROM queue_policy WHERE queue = :queue;
 
 -- name: set-policy
 -- Replaces the queue's settings (a null one means the service's default) and keeps its pause,
--- recording the change with the key's name. Settings equal to those the queue has change nothing
--- and are not recorded (changed is false): a PUT repeated because its answer was lost is not a
--- second change. The unchanged row is the one the conflict found; a policy another request
--- inserted after this statement's snapshot is not in it, and then no row comes back.
-WITH saved AS (
+-- recording the change with the key's name and counting up its version. Settings equal to those
+-- the queue has change nothing and are not recorded (changed is false): a PUT repeated because its
+-- answer was lost is not a second change. With :conditional (an If-Match), the change is made only
+-- while the version is one of :versions (0: no policy yet); the decision is the conflict's, on the
+-- row as it is now, not on this statement's snapshot. The unchanged row is read FOR SHARE, so it is
+-- that row too, with as_requested saying whether it already has these settings (a repeat whose
+-- answer was lost, or the same change made by someone else): then the If-Match no longer matters.
+-- A policy another request inserted after this statement's snapshot is not seen by it: then no row
+-- comes back.
+WITH wanted AS (
+  SELECT CAST(:maxAttempts AS integer) AS max_attempts,
+         CAST(:leaseSeconds AS integer) AS lease_seconds,
+         CAST(:crashLoopAfter AS integer) AS crash_loop_after,
+         CAST(:onUnknownOutcome AS text) AS on_unknown_outcome,
+         CAST(:maxReleases AS integer) AS max_releases,
+         CAST(:providerKeyTtlSeconds AS bigint) AS provider_key_ttl_seconds,
+         CAST(:backoffBaseSeconds AS integer) AS backoff_base_seconds,
+         CAST(:backoffCapSeconds AS integer) AS backoff_cap_seconds,
+         CAST(:requireApproval AS boolean) AS require_approval,
+         NOT :conditional OR 0 = ANY (CAST(:versions AS bigint[])) AS may_insert
+),
+saved AS (
   INSERT INTO queue_policy (queue, max_attempts, lease_seconds, crash_loop_after,
                             on_unknown_outcome, max_releases, provider_key_ttl_seconds,
                             backoff_base_seconds, backoff_cap_seconds, require_approval,
                             updated_by)
-  VALUES (:queue, :maxAttempts, :leaseSeconds, :crashLoopAfter, :onUnknownOutcome, :maxReleases,
-          :providerKeyTtlSeconds, :backoffBaseSeconds, :backoffCapSeconds, :requireApproval,
-          :actor)
+  SELECT :queue, max_attempts, lease_seconds, crash_loop_after, on_unknown_outcome, max_releases,
+         provider_key_ttl_seconds, backoff_base_seconds, backoff_cap_seconds, require_approval,
+         :actor
+  FROM wanted
+  -- A row this snapshot sees goes on to the conflict, which decides on the version.
+  WHERE may_insert OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue)
   ON CONFLICT (queue) DO UPDATE SET
     max_attempts = EXCLUDED.max_attempts, lease_seconds = EXCLUDED.lease_seconds,
     crash_loop_after = EXCLUDED.crash_loop_after,
@@ -1002,7 +1022,7 @@ WITH saved AS (
     backoff_base_seconds = EXCLUDED.backoff_base_seconds,
     backoff_cap_seconds = EXCLUDED.backoff_cap_seconds,
     require_approval = EXCLUDED.require_approval,
-    updated_at = now(), updated_by = EXCLUDED.updated_by
+    updated_at = now(), updated_by = EXCLUDED.updated_by, version = queue_policy.version + 1
   WHERE (queue_policy.max_attempts, queue_policy.lease_seconds, queue_policy.crash_loop_after,
          queue_policy.on_unknown_outcome, queue_policy.max_releases,
          queue_policy.provider_key_ttl_seconds, queue_policy.backoff_base_seconds,
@@ -1011,15 +1031,28 @@ WITH saved AS (
         (EXCLUDED.max_attempts, EXCLUDED.lease_seconds, EXCLUDED.crash_loop_after,
          EXCLUDED.on_unknown_outcome, EXCLUDED.max_releases, EXCLUDED.provider_key_ttl_seconds,
          EXCLUDED.backoff_base_seconds, EXCLUDED.backoff_cap_seconds, EXCLUDED.require_approval)
+    AND (NOT :conditional OR queue_policy.version = ANY (CAST(:versions AS bigint[])))
   RETURNING *
 ),
 recorded AS (
   INSERT INTO queue_action (queue, action, actor, policy)
   SELECT queue, 'policy', :actor, CAST(:policy AS jsonb) FROM saved
+),
+unchanged AS (
+  SELECT * FROM queue_policy WHERE queue = :queue AND NOT EXISTS (SELECT FROM saved) FOR SHARE
 )
-SELECT true AS changed, * FROM saved
+SELECT true AS changed, true AS as_requested, saved.* FROM saved
 UNION ALL
-SELECT false, * FROM queue_policy WHERE queue = :queue AND NOT EXISTS (SELECT FROM saved);
+SELECT false,
+       (u.max_attempts, u.lease_seconds, u.crash_loop_after, u.on_unknown_outcome, u.max_releases,
+        u.provider_key_ttl_seconds, u.backoff_base_seconds, u.backoff_cap_seconds,
+        u.require_approval)
+       IS NOT DISTINCT FROM
+       (w.max_attempts, w.lease_seconds, w.crash_loop_after, w.on_unknown_outcome, w.max_releases,
+        w.provider_key_ttl_seconds, w.backoff_base_seconds, w.backoff_cap_seconds,
+        w.require_approval),
+       u.*
+FROM unchanged u, wanted w;
 
 -- name: set-paused
 -- Pauses or resumes the queue's claims, keeping its settings; recorded with the key's name. A
@@ -1032,7 +1065,8 @@ WITH saved AS (
   SELECT :queue, :paused, :actor
   WHERE :paused OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue)
   ON CONFLICT (queue) DO UPDATE SET
-    paused = EXCLUDED.paused, updated_at = now(), updated_by = EXCLUDED.updated_by
+    paused = EXCLUDED.paused, updated_at = now(), updated_by = EXCLUDED.updated_by,
+    version = queue_policy.version + 1
   WHERE queue_policy.paused <> EXCLUDED.paused
   RETURNING *
 ),

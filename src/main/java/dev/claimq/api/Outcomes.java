@@ -38,6 +38,7 @@ final class Outcomes {
           new Status(409, "idempotency-horizon-passed", "Idempotency horizon passed");
       case RETRIED_PAST_HORIZON -> new Status(200, null, null);
       case POLICY_DOES_NOT_FIT -> new Status(422, "policy-does-not-fit", "Policy does not fit");
+      case STALE_POLICY -> new Status(412, "policy-changed", "Policy changed since it was read");
       case KEY_REUSED -> new Status(422, "dedupe-key-reused", "Dedupe key reused");
     };
   }
@@ -154,6 +155,7 @@ final class Outcomes {
               + " idempotency key, so a retry could be a second send. Check with the provider,"
               + " then retry with force=true (or resolve it if it was sent).";
       case POLICY_DOES_NOT_FIT -> "The policy does not fit in its providerKeyTtl.";
+      case STALE_POLICY -> "The policy changed since the read If-Match names.";
       case CREATED, CHANGED, REPLAYED, NOT_CLAIMED, RETRIED_PAST_HORIZON -> null;
     };
   }

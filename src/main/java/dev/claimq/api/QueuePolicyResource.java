@@ -16,15 +16,19 @@ import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+import org.jboss.resteasy.reactive.RestResponse;
 
 /**
  * Operators' settings of one queue: its policy, pause and resume, and who changed them. Its path is
@@ -118,10 +122,11 @@ public class QueuePolicyResource {
   @APIResponse(
       responseCode = "200",
       description = "The policy.",
+      headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public PolicyView get(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
-    return view(policies.get(guard.queue(Params.queue(queue))));
+  public RestResponse<PolicyView> get(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
+    return tagged(policies.get(guard.queue(Params.queue(queue))));
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -136,16 +141,23 @@ public class QueuePolicyResource {
               + " with the next statement on the queue's items: new enqueues and claims, and"
               + " leases that expire from now. A pause is kept. Recorded in the queue's actions"
               + " with the key's name; settings the queue has already (a repeat whose answer was"
-              + " lost) change nothing and are not recorded again.")
+              + " lost) change nothing and are not recorded again. Send If-Match with the ETag"
+              + " of the read the change was made from, so that it cannot overwrite a change"
+              + " made since (412).")
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "The policy as it is now.",
+      headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "412", ref = "PolicyChanged")
   @APIResponse(responseCode = "422", ref = "PolicyDoesNotFit")
-  public PolicyView set(
+  public RestResponse<PolicyView> set(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
-      @Valid @NotNull Requests.Policy body) {
+      @Valid @NotNull Requests.Policy body,
+      @Context HttpHeaders headers) {
+    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
     QueuePolicy policy = new QueuePolicy();
     policy.queue = guard.queue(Params.queue(queue));
     policy.maxAttempts = body.maxAttempts();
@@ -165,7 +177,7 @@ public class QueuePolicyResource {
       throw new BadRequestException(
           "backoffCapSeconds", "'backoffCapSeconds' must be at least 'backoffBaseSeconds'.");
     }
-    QueuePolicies.Change change = policies.set(policy, asJson(body), guard.actor());
+    QueuePolicies.Change change = policies.set(policy, asJson(body), guard.actor(), versions);
     if (change.outcome() == Outcome.POLICY_DOES_NOT_FIT) {
       QueuePolicies.Schedule schedule = change.schedule();
       throw new Outcomes.RefusedException(
@@ -185,7 +197,23 @@ public class QueuePolicyResource {
               + " s): retries after it would be new sends to the provider. Lower maxAttempts"
               + " or leaseSeconds, or raise providerKeyTtl.");
     }
-    return view(change.policy());
+    if (change.outcome() == Outcome.STALE_POLICY) {
+      QueuePolicy now = change.policy();
+      throw new Outcomes.RefusedException(
+          Outcomes.of(change.outcome()),
+          "The policy of queue '"
+              + now.queue
+              + "' is at "
+              + EntityTags.of(now.version)
+              + (now.updatedAt == null
+                  ? ""
+                  : ", changed by " + now.updatedBy + " at " + now.updatedAt)
+              + ", not at the version If-Match names: this change was made from an older read"
+              + " and would overwrite what changed since. Nothing was changed. Read the policy"
+              + " again (its ETag is the new version) and send the change again if it still"
+              + " applies.");
+    }
+    return tagged(change.policy());
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -202,10 +230,12 @@ public class QueuePolicyResource {
   @APIResponse(
       responseCode = "200",
       description = "Paused.",
+      headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public PolicyView pause(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
-    return view(policies.pause(guard.queue(Params.queue(queue)), guard.actor()));
+  public RestResponse<PolicyView> pause(
+      @Parameter(ref = "Queue") @PathParam("queue") String queue) {
+    return tagged(policies.pause(guard.queue(Params.queue(queue)), guard.actor()));
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -221,10 +251,12 @@ public class QueuePolicyResource {
   @APIResponse(
       responseCode = "200",
       description = "Resumed.",
+      headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public PolicyView resume(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
-    return view(policies.resume(guard.queue(Params.queue(queue)), guard.actor()));
+  public RestResponse<PolicyView> resume(
+      @Parameter(ref = "Queue") @PathParam("queue") String queue) {
+    return tagged(policies.resume(guard.queue(Params.queue(queue)), guard.actor()));
   }
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
@@ -246,6 +278,13 @@ public class QueuePolicyResource {
         policies.actions(guard.queue(Params.queue(queue))).stream()
             .map(Views.QueueActionView::of)
             .toList());
+  }
+
+  /** The policy with its version as the ETag, which a PUT's If-Match names. */
+  private RestResponse<PolicyView> tagged(QueuePolicy policy) {
+    return RestResponse.ResponseBuilder.ok(view(policy))
+        .header(HttpHeaders.ETAG, EntityTags.of(policy.version))
+        .build();
   }
 
   private PolicyView view(QueuePolicy policy) {

@@ -45,6 +45,11 @@ public enum Outcome {
   RETRIED_PAST_HORIZON,
   /** A queue policy whose worst-case schedule does not fit in its providerKeyTtl. */
   POLICY_DOES_NOT_FIT,
+  /**
+   * A policy change made from a read the policy has changed since (its If-Match names another
+   * version), which would overwrite that change: not made.
+   */
+  STALE_POLICY,
   /** An operator's cancel of an item that is neither pending nor failed. */
   NOT_CANCELLABLE,
   /** An operator's resolve of an item that is not failed. */

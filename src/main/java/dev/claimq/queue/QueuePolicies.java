@@ -32,7 +32,10 @@ public class QueuePolicies {
       Backoff backoff,
       boolean requireApproval) {}
 
-  /** What a policy change did: CHANGED with the policy, or POLICY_DOES_NOT_FIT. */
+  /**
+   * What a policy change did: CHANGED with the policy as it is now (also when it had these settings
+   * already), POLICY_DOES_NOT_FIT, or STALE_POLICY with the policy as it is now.
+   */
   public record Change(Outcome outcome, QueuePolicy policy, Schedule schedule) {}
 
   private final ItemRepository items;
@@ -71,17 +74,22 @@ public class QueuePolicies {
   /**
    * Replaces the queue's settings; {@code asSent} is the request, for the action log. Refused
    * (POLICY_DOES_NOT_FIT) when a providerKeyTtl cannot hold the worst-case schedule: retries after
-   * it would be unknown keys to the provider, so new sends.
+   * it would be unknown keys to the provider, so new sends. With {@code versions} (an If-Match;
+   * null for none), refused (STALE_POLICY) unless the policy is at one of them or has these
+   * settings.
    */
-  public Change set(QueuePolicy policy, String asSent, String actor) {
+  public Change set(QueuePolicy policy, String asSent, String actor, long[] versions) {
     Schedule schedule = worstCase(policy);
     if (policy.providerKeyTtlSeconds != null
         && schedule.worstCaseSeconds() > policy.providerKeyTtlSeconds) {
       return new Change(Outcome.POLICY_DOES_NOT_FIT, policy, schedule);
     }
-    ItemRepository.PolicyChange set = items.setPolicy(policy, asSent, actor);
+    ItemRepository.PolicyChange set = items.setPolicy(policy, asSent, actor, versions);
     if (set.changed()) {
       metrics.operatorAction(policy.queue, "policy");
+    }
+    if (!set.asRequested()) {
+      return new Change(Outcome.STALE_POLICY, orNone(policy.queue, set.policy()), schedule);
     }
     // The same settings again (a repeat whose answer was lost): the policy as it is, 200 still.
     return new Change(Outcome.CHANGED, orNone(policy.queue, set.policy()), schedule);

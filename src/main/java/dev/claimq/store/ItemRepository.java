@@ -161,7 +161,9 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
           "backoffCapSeconds",
           "requireApproval",
           "policy",
-          "actor");
+          "actor",
+          "conditional",
+          "versions");
   private static final Sql BACKOFF_OF = FILE.take("backoff-of", "ids");
   private static final Sql SET_PAUSED = FILE.take("set-paused", "queue", "paused", "actor");
   private static final Sql QUEUE_ACTIONS = FILE.take("queue-actions", "queue");
@@ -504,16 +506,20 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   }
 
   /**
-   * An operator's change of a queue: whether it changed anything (and was recorded), and the
-   * queue's policy after it; empty when the queue has none (a resume of a queue never paused).
+   * An operator's change of a queue: whether it changed anything (and was recorded), whether the
+   * queue is now as the change asked (false only when an If-Match did not match), and the queue's
+   * policy after it; empty when the queue has none (a resume of a queue never paused).
    */
-  public record PolicyChange(boolean changed, Optional<QueuePolicy> policy) {}
+  public record PolicyChange(boolean changed, boolean asRequested, Optional<QueuePolicy> policy) {}
 
   /**
    * Replaces the queue's settings (null: the service's default), keeping its pause; {@code
    * policyJson} is what the action log records. Settings the queue has already change nothing.
+   * {@code versions}, when not null, are the versions the change may be made on (an If-Match); an
+   * empty array lets no change be made.
    */
-  public PolicyChange setPolicy(QueuePolicy policy, String policyJson, String actor) {
+  public PolicyChange setPolicy(
+      QueuePolicy policy, String policyJson, String actor, long[] versions) {
     return SET_POLICY
         .on(dataSource)
         .set("queue", policy.queue)
@@ -528,10 +534,19 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("requireApproval", policy.requireApproval)
         .set("policy", policyJson)
         .set("actor", actor)
-        .list(this::policyChange)
+        .set("conditional", versions != null)
+        .set("versions", bigintArray(versions == null ? new long[0] : versions))
+        .list(
+            row ->
+                new PolicyChange(
+                    row.getBoolean("changed"),
+                    row.getBoolean("as_requested"),
+                    Optional.of(POLICIES.map(row))))
         .stream()
         .findFirst()
-        .orElseGet(() -> unchanged(policy.queue));
+        // Unseen by the statement: another request's policy, committed after its snapshot. A
+        // conditional change is refused then, since its version was never compared.
+        .orElseGet(() -> new PolicyChange(false, versions == null, policy(policy.queue)));
   }
 
   /** Pauses or resumes the queue's claims; a queue already so changes nothing. */
@@ -541,22 +556,14 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("queue", queue)
         .set("paused", paused)
         .set("actor", actor)
-        .list(this::policyChange)
+        .list(
+            row ->
+                new PolicyChange(row.getBoolean("changed"), true, Optional.of(POLICIES.map(row))))
         .stream()
         .findFirst()
-        .orElseGet(() -> unchanged(queue));
-  }
-
-  private PolicyChange policyChange(ResultSet row) throws SQLException {
-    return new PolicyChange(row.getBoolean("changed"), Optional.of(POLICIES.map(row)));
-  }
-
-  /**
-   * No row: nothing changed, and the policy is read as it is now (one committed after the
-   * statement's snapshot, or none at all).
-   */
-  private PolicyChange unchanged(String queue) {
-    return new PolicyChange(false, policy(queue));
+        // No row: nothing changed, and the policy is read as it is now (one committed after the
+        // statement's snapshot, or none at all).
+        .orElseGet(() -> new PolicyChange(false, true, policy(queue)));
   }
 
   /** A queue's own backoff, base and cap in seconds, either null where it has none. */

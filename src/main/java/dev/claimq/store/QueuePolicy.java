@@ -53,4 +53,7 @@ public class QueuePolicy {
 
   @Column(name = "updated_by")
   public String updatedBy;
+
+  /** Counts up with every change of the row; 0 for a queue without one. Its entity tag. */
+  public long version;
 }

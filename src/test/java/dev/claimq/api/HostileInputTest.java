@@ -499,6 +499,7 @@ class HostileInputTest extends AsAdmin {
     if (request.contentType() != null) {
       builder.header("Content-Type", request.contentType());
     }
+    request.headers().forEach(builder::header);
     BodyPublisher body =
         request.body() == null
             ? BodyPublishers.noBody()
@@ -658,10 +659,12 @@ class HostileInputTest extends AsAdmin {
   private final class Fixture {
     final Targets targets;
     private final Map<String, JsonNode> before;
+    private final String policy; // as a read shows it: any change moves its updatedAt
 
     Fixture(String queue) throws IOException {
       targets = items(queue);
       before = shown(queue, true);
+      policy = get("/v1/queues/" + queue + "/policy");
       Set<String> states = new TreeSet<>();
       before.values().forEach(item -> states.add(item.path("item").path("state").asText()));
       assertThat(states)
@@ -696,6 +699,10 @@ class HostileInputTest extends AsAdmin {
               changes.add("item " + id + " appeared (dedupeKey " + dedupeKey + ")");
             }
           });
+      String policyNow = get("/v1/queues/" + targets.queue() + "/policy");
+      if (!policyNow.equals(policy)) {
+        changes.add("the queue's policy changed to " + cut(policyNow, 200));
+      }
       return changes;
     }
 

@@ -59,6 +59,7 @@ final class HostileRequests {
   private static final String PATH = "path parameter";
   private static final String QUERY = "query parameter";
   private static final String REPEATED_QUERY = "repeated query parameter";
+  private static final String HEADER = "header parameter";
   private static final String COMBINED = "combined mutations";
 
   /** What a hostile request must get. */
@@ -121,7 +122,17 @@ final class HostileRequests {
       String cursor) {}
 
   /** A request as it goes on the wire: the target is path and query, percent-encoded as sent. */
-  record Request(String method, String target, String contentType, byte[] body, boolean chunked) {}
+  record Request(
+      String method,
+      String target,
+      String contentType,
+      byte[] body,
+      boolean chunked,
+      Map<String, String> headers) {
+    Request(String method, String target, String contentType, byte[] body, boolean chunked) {
+      this(method, target, contentType, body, chunked, Map.of());
+    }
+  }
 
   /** One field of a request body: where it sits, its schema, and its level's required fields. */
   record Field(List<Object> path, String name, JsonNode spec, Set<String> requiredHere) {
@@ -162,6 +173,7 @@ final class HostileRequests {
       String path,
       List<String> pathParameters,
       Map<String, JsonNode> queryParameters,
+      List<String> headerParameters,
       JsonNode bodySchema,
       boolean bodyRequired,
       List<Field> fields) {
@@ -307,6 +319,7 @@ final class HostileRequests {
       }
       op.pathParameters().forEach(mutations::pathParameter);
       op.queryParameters().keySet().forEach(mutations::queryParameter);
+      op.headerParameters().forEach(mutations::headerParameter);
     }
     methods();
     combine();
@@ -1141,6 +1154,59 @@ final class HostileRequests {
           draft -> draft.repeatQuery(parameter, twice[0], twice[1]));
     }
 
+    void headerParameter(String header) {
+      if (!header.equals("If-Match")) {
+        throw new IllegalStateException("say what is hostile for the header " + header);
+      }
+      // Not a list of entity tags: refused by name, never guessed at (a guess could overwrite).
+      List<String> malformed =
+          new ArrayList<>(
+              List.of(
+                  "",
+                  "1",
+                  "\"1",
+                  "\"1\" \"2\"",
+                  "\"1\";",
+                  "*, \"1\"",
+                  "**",
+                  ",",
+                  "W/1",
+                  "w/\"1\"",
+                  "\"a\"b\"",
+                  "\"1\" , x"));
+      for (String value : malformed) {
+        refused(
+            HEADER,
+            header + ": " + Json.show(value),
+            Set.of(400),
+            d -> d.headers.put(header, value));
+      }
+      refused(
+          HUGE,
+          header + ": 5,000 characters",
+          Set.of(400),
+          d -> d.headers.put(header, "a".repeat(5_000)));
+      // Entity tags, but of no version the policy is at: the change is not made.
+      List<String> noVersion =
+          List.of(
+              "\"999999\"",
+              "W/\"0\"",
+              "\"-1\"",
+              "\"01\"",
+              "\"99999999999999999999\"",
+              "\"\"",
+              "\"\u00e9\"",
+              "\"0x1\", , \"1e3\"",
+              "\"" + "9".repeat(4_000) + "\"");
+      for (String value : noVersion) {
+        refused(
+            HEADER,
+            header + ": " + Json.show(value.length() > 40 ? value.substring(0, 40) + "…" : value),
+            Set.of(412),
+            d -> d.headers.put(header, value));
+      }
+    }
+
     // ---- how they are added -----------------------------------------------------------------
 
     /** A change of one field that makes the body invalid: refused, combinable with others. */
@@ -1384,12 +1450,14 @@ final class HostileRequests {
   private Operation operation(String path, String method, JsonNode spec) {
     List<String> inPath = new ArrayList<>();
     Map<String, JsonNode> inQuery = new LinkedHashMap<>();
+    List<String> inHeader = new ArrayList<>();
     for (JsonNode declared : spec.path("parameters")) {
       JsonNode parameter = resolveParameter(declared);
       String name = parameter.path("name").asText();
       switch (parameter.path("in").asText()) {
         case "path" -> inPath.add(name);
         case "query" -> inQuery.put(name, parameter);
+        case "header" -> inHeader.add(name); // optional: the base request leaves it out
         default -> throw new IllegalStateException("a parameter in " + parameter.path("in"));
       }
     }
@@ -1398,7 +1466,7 @@ final class HostileRequests {
     JsonNode body = schema.isMissingNode() ? null : resolve(schema);
     boolean required = spec.path("requestBody").path("required").asBoolean(false);
     List<Field> fields = body == null ? List.of() : fields(body, List.of());
-    return new Operation(method, path, inPath, inQuery, body, required, fields);
+    return new Operation(method, path, inPath, inQuery, inHeader, body, required, fields);
   }
 
   /** A parameter, or the shared one (#/components/parameters/...) that it refers to. */
@@ -1514,6 +1582,7 @@ final class HostileRequests {
     final String pathTemplate;
     final Map<String, String> path = new LinkedHashMap<>(); // values as sent, percent-encoded
     final List<String[]> query = new ArrayList<>(); // name and value as sent
+    final Map<String, String> headers = new LinkedHashMap<>(); // beside Authorization
     Object body; // a value for Json.write, or the bytes to send; null: no body
     String contentType;
     UnaryOperator<byte[]> lastly = bytes -> bytes; // a last change to the bytes as written
@@ -1593,7 +1662,8 @@ final class HostileRequests {
           target + queryString,
           contentType,
           bytes == null ? null : lastly.apply(bytes),
-          chunked);
+          chunked,
+          Map.copyOf(headers));
     }
   }
 

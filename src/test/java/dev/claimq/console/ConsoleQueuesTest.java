@@ -72,6 +72,41 @@ class ConsoleQueuesTest extends ConsoleTest {
     assertThat(policy(queue).getInt("maxAttempts")).isEqualTo(7);
   }
 
+  @Test
+  void a_save_from_a_page_read_before_another_change_is_refused_and_shows_that_change() {
+    String queue = uniqueQueue("stale");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/queues/" + queue);
+    browser.text(By.id("claims-state"), "Running");
+
+    // Another operator changes the policy after this page read it.
+    Seed.as(Seed.OPERATOR)
+        .contentType("application/json")
+        .body("{\"maxAttempts\": 9}")
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200);
+
+    browser.type(By.id("policy-leaseSeconds"), "30");
+    browser.click(By.id("save-policy"));
+    browser.text(
+        By.id("messages"), "Not saved: the policy of " + queue + " was changed by dev-operator at");
+    assertThat(browser.visible(By.id("messages")).getText())
+        .contains("Your settings were {\"leaseSeconds\":30}");
+    JsonPath kept = policy(queue);
+    assertThat(kept.getInt("maxAttempts")).isEqualTo(9);
+    assertThat(kept.getString("leaseSeconds")).isNull();
+    // The form now shows the other change, and a save from it is made.
+    browser.text(By.id("policy-maxAttempts-hint"), "In effect: 9");
+    browser.type(By.id("policy-leaseSeconds"), "30");
+    browser.click(By.id("save-policy"));
+    browser.text(By.id("messages"), "Policy of " + queue + " saved.");
+    JsonPath saved = policy(queue);
+    assertThat(saved.getInt("maxAttempts")).isEqualTo(9);
+    assertThat(saved.getInt("leaseSeconds")).isEqualTo(30);
+  }
+
   private static JsonPath policy(String queue) {
     return Seed.as(Seed.OPERATOR)
         .get("/v1/queues/{queue}/policy", queue)

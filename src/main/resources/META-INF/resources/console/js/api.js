@@ -35,14 +35,16 @@ export function whenUnauthorized(handler) {
 /**
  * Calls the API and answers {body, text, headers}. `text` is the body as sent, for what must be
  * shown exactly (payload numbers that a double would round). Query values that are undefined,
- * null or '' are left out; every other value is sent as given.
+ * null or '' are left out; every other value is sent as given. `ifMatch`, when given, is sent as
+ * the If-Match header: the ETag of the read a change was made from.
  */
-export async function call(path, { method = 'GET', query, body } = {}) {
+export async function call(path, { method = 'GET', query, body, ifMatch } = {}) {
   const url = new URL(path.replace(/^\//, ''), root);
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, value);
   }
   const headers = { Accept: 'application/json' };
+  if (ifMatch) headers['If-Match'] = ifMatch;
   const key = session.key();
   if (key) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';

@@ -58,10 +58,15 @@ async function one(main, { me, say }, queue) {
   const body = h('div', {});
   main.append(body);
 
+  // The version the form shows: a save names it, so that it cannot overwrite a change made since.
+  let etag = null;
+
   async function load() {
     let policy;
     try {
-      policy = await get(`${path}/policy`);
+      const read = await call(`${path}/policy`);
+      policy = read.body;
+      etag = read.headers.get('ETag');
     } catch (e) {
       replace(body, problem(e, `The policy of ${queue} could not be read`));
       return null;
@@ -138,13 +143,23 @@ async function one(main, { me, say }, queue) {
         }
       }
       try {
-        await call(`${path}/policy`, { method: 'PUT', body: wanted });
+        await call(`${path}/policy`, { method: 'PUT', body: wanted, ifMatch: etag });
         say(`Policy of ${queue} saved.`, 'ok');
         await load();
         document.getElementById('save-policy')?.focus();
       } catch (e) {
         if (outcomeUnknown(e)) {
           await unanswered('Policy save', e);
+          return;
+        }
+        if (e.status === 412) {
+          // Someone changed it since this page read it: show theirs, and what was not saved.
+          const now = await load();
+          say(`Not saved: the policy of ${queue} was changed${now && now.updatedAt
+            ? ` by ${now.updatedBy || 'a key'} at ${now.updatedAt}` : ''} since this page read it,`
+            + ` and the form now shows it as it is. Your settings were ${JSON.stringify(wanted)}:`
+            + ' save them again if they still apply.', 'error');
+          document.getElementById('save-policy')?.focus();
           return;
         }
         say(`Policy refused${e.status ? ` (${e.status})` : ''}: ${e.message}`, 'error');

@@ -1,0 +1,71 @@
+package dev.claimq.api;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A queue policy's entity tag, {@code "7"} for version 7, and the If-Match that names it (RFC 9110,
+ * 8.8.3 and 13.1.1): a list of entity tags, or {@code *}. Tags are compared strongly, so a weak one
+ * ({@code W/"7"}) or one that is no version of ours matches nothing; one that is not an entity tag
+ * at all is refused with 400, since guessing what it meant could overwrite a change.
+ */
+final class EntityTags {
+  static final String IF_MATCH = "If-Match";
+
+  /** One list element: an entity tag (W/ marks it weak), then a comma or the end. */
+  private static final Pattern ELEMENT =
+      Pattern.compile("[ \\t]*(W/)?\"([\\x21\\x23-\\x7e\\x80-\\xff]*)\"[ \\t]*(,|$)");
+
+  private static final Pattern VERSION = Pattern.compile("0|[1-9][0-9]{0,17}");
+
+  private EntityTags() {}
+
+  static String of(long version) {
+    return "\"" + version + "\"";
+  }
+
+  /**
+   * The versions the If-Match header lines name; null when there is none or it is {@code *} (the
+   * policy always has a representation, defaults at least), so that the change is unconditional.
+   */
+  static long[] versions(List<String> lines) {
+    if (lines == null || lines.isEmpty()) {
+      return null;
+    }
+    String value = String.join(",", lines).strip();
+    if (value.equals("*")) {
+      return null;
+    }
+    List<Long> versions = new ArrayList<>();
+    int tags = 0;
+    int at = 0;
+    while (at < value.length()) {
+      // Empty elements (", ,") are allowed in a list; a recipient skips them.
+      if (value.charAt(at) == ',' || value.charAt(at) == ' ' || value.charAt(at) == '\t') {
+        at++;
+        continue;
+      }
+      Matcher element = ELEMENT.matcher(value).region(at, value.length());
+      if (!element.lookingAt()) {
+        throw new BadRequestException(
+            IF_MATCH,
+            "'If-Match' must be * or a list of entity tags, such as \"7\" (the ETag a read of"
+                + " the policy answered): its value "
+                + "'"
+                + Params.shorten(value)
+                + "' is not.");
+      }
+      tags++;
+      if (element.group(1) == null && VERSION.matcher(element.group(2)).matches()) {
+        versions.add(Long.parseLong(element.group(2)));
+      }
+      at = element.end();
+    }
+    if (tags == 0) {
+      throw new BadRequestException(IF_MATCH, "'If-Match' is empty: send * or an entity tag.");
+    }
+    return versions.stream().mapToLong(Long::longValue).toArray();
+  }
+}

@@ -1,0 +1,188 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.json;
+import static dev.claimq.Api.problem;
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+
+import dev.claimq.AsAdmin;
+import dev.claimq.Race;
+import dev.claimq.telemetry.MetricValues;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
+import io.restassured.response.Response;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A policy change sent with If-Match: made only on the version its read had, so that an operator
+ * working from a stale page cannot overwrite another's change; and every answer's ETag.
+ */
+@QuarkusTest
+class PolicyIfMatchTest extends AsAdmin {
+
+  @Test
+  void every_answer_carries_the_version_and_every_change_counts_it_up() {
+    String queue = uniqueQueue("etag");
+    assertThat(read(queue).header("ETag")).isEqualTo("\"0\""); // never set: no row
+
+    Response set = put(queue, Map.of("maxAttempts", 3), null);
+    set.then().statusCode(200).header("ETag", "\"1\"");
+    assertThat(read(queue).header("ETag")).isEqualTo("\"1\"");
+
+    RestAssured.post("/v1/queues/{queue}/pause", queue)
+        .then()
+        .statusCode(200)
+        .header("ETag", "\"2\"");
+    RestAssured.post("/v1/queues/{queue}/resume", queue)
+        .then()
+        .statusCode(200)
+        .header("ETag", "\"3\"");
+    // Changes of nothing (a repeat whose answer was lost) keep the version.
+    RestAssured.post("/v1/queues/{queue}/resume", queue)
+        .then()
+        .statusCode(200)
+        .header("ETag", "\"3\"");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200).header("ETag", "\"3\"");
+    assertThat(read(queue).header("ETag")).isEqualTo("\"3\"");
+  }
+
+  @Test
+  void a_change_from_the_current_version_is_made() {
+    String queue = uniqueQueue("etag");
+    put(queue, Map.of("maxAttempts", 3), "\"0\"").then().statusCode(200).header("ETag", "\"1\"");
+    put(queue, Map.of("maxAttempts", 4), "\"1\"")
+        .then()
+        .statusCode(200)
+        .header("ETag", "\"2\"")
+        .body("maxAttempts", equalTo(4));
+    // A list matches when any of its tags does; * always.
+    put(queue, Map.of("maxAttempts", 5), "\"9\", \"2\"").then().statusCode(200);
+    put(queue, Map.of("maxAttempts", 6), "*").then().statusCode(200).header("ETag", "\"4\"");
+    assertThat(actions(queue)).hasSize(4);
+  }
+
+  @Test
+  void a_change_from_a_stale_read_is_a_412_that_says_who_changed_it_and_changes_nothing() {
+    String queue = uniqueQueue("etag");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200); // version 1
+    put(queue, Map.of("maxAttempts", 4), "\"1\"").then().statusCode(200); // version 2
+    MetricValues before = MetricValues.scrape();
+
+    // An operator who read version 1 saves other settings: someone changed it since.
+    problem(put(queue, Map.of("leaseSeconds", 30), "\"1\""), 412, "policy-changed")
+        .body("detail", containsString("is at \"2\", changed by dev-admin at "))
+        .body("detail", containsString("Nothing was changed."));
+
+    read(queue)
+        .then()
+        .header("ETag", "\"2\"")
+        .body("maxAttempts", equalTo(4))
+        .body("leaseSeconds", equalTo(null));
+    assertThat(actions(queue)).hasSize(2);
+    assertThat(
+            MetricValues.scrape()
+                    .value("claimq_operator_actions_total", "queue", queue, "action", "policy")
+                - before.value("claimq_operator_actions_total", "queue", queue, "action", "policy"))
+        .isZero();
+  }
+
+  @Test
+  void a_weak_tag_or_one_that_is_no_version_matches_nothing() {
+    String queue = uniqueQueue("etag");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200); // version 1
+    problem(put(queue, Map.of("maxAttempts", 4), "W/\"1\""), 412, "policy-changed");
+    problem(put(queue, Map.of("maxAttempts", 4), "\"one\""), 412, "policy-changed");
+    problem(put(queue, Map.of("maxAttempts", 4), "\"01\""), 412, "policy-changed");
+    read(queue).then().header("ETag", "\"1\"").body("maxAttempts", equalTo(3));
+  }
+
+  @Test
+  void a_first_policy_is_made_only_from_version_0() {
+    String queue = uniqueQueue("etag");
+    problem(put(queue, Map.of("maxAttempts", 3), "\"1\""), 412, "policy-changed")
+        .body("detail", containsString("is at \"0\", not at the version If-Match names"));
+    assertThat(read(queue).header("ETag")).isEqualTo("\"0\"");
+    assertThat(actions(queue)).isEmpty();
+  }
+
+  @Test
+  void a_repeat_whose_answer_was_lost_is_a_200_though_its_version_is_gone() {
+    String queue = uniqueQueue("etag");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200); // version 1
+    put(queue, Map.of("maxAttempts", 4), "\"1\"").then().statusCode(200); // answer lost
+    // RFC 9110, 13.1.1: the change is already made, so the repeat succeeds, changing nothing.
+    put(queue, Map.of("maxAttempts", 4), "\"1\"")
+        .then()
+        .statusCode(200)
+        .header("ETag", "\"2\"")
+        .body("maxAttempts", equalTo(4));
+    assertThat(actions(queue)).hasSize(2);
+  }
+
+  @Test
+  void an_if_match_that_is_no_list_of_entity_tags_is_a_400_that_names_it() {
+    String queue = uniqueQueue("etag");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200); // version 1
+    for (String value : List.of("1", "\"1", "\"1\" \"2\"", "\"1\";", "*, \"1\"", ",", "W/1")) {
+      problem(put(queue, Map.of("maxAttempts", 4), value), 400, "invalid-request")
+          .body("errors[0].field", equalTo("If-Match"))
+          .body("detail", containsString("'If-Match' "));
+    }
+    read(queue).then().header("ETag", "\"1\"").body("maxAttempts", equalTo(3));
+    assertThat(actions(queue)).hasSize(1);
+  }
+
+  @Test
+  void of_operators_saving_from_the_same_read_exactly_one_wins() throws Exception {
+    String queue = uniqueQueue("etag");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200); // version 1
+    List<Integer> statuses =
+        Race.of(8, i -> put(queue, Map.of("maxAttempts", 10 + i), "\"1\"").statusCode());
+    assertThat(Collections.frequency(statuses, 200)).as(statuses.toString()).isEqualTo(1);
+    assertThat(Collections.frequency(statuses, 412)).as(statuses.toString()).isEqualTo(7);
+    assertThat(read(queue).header("ETag")).isEqualTo("\"2\"");
+    assertThat(actions(queue)).hasSize(2);
+    // The winner's settings are the ones in force.
+    int winner = statuses.indexOf(200);
+    read(queue).then().body("maxAttempts", equalTo(10 + winner));
+  }
+
+  @Test
+  void of_operators_making_the_first_policy_from_version_0_exactly_one_wins() throws Exception {
+    String queue = uniqueQueue("etag");
+    List<Integer> statuses =
+        Race.of(8, i -> put(queue, Map.of("maxAttempts", 10 + i), "\"0\"").statusCode());
+    assertThat(Collections.frequency(statuses, 200)).as(statuses.toString()).isEqualTo(1);
+    assertThat(Collections.frequency(statuses, 412)).as(statuses.toString()).isEqualTo(7);
+    assertThat(read(queue).header("ETag")).isEqualTo("\"1\"");
+    assertThat(actions(queue)).hasSize(1);
+    read(queue).then().body("maxAttempts", equalTo(10 + statuses.indexOf(200)));
+  }
+
+  private static Response read(String queue) {
+    Response response = RestAssured.get("/v1/queues/{queue}/policy", queue);
+    response.then().statusCode(200);
+    return response;
+  }
+
+  private static Response put(String queue, Map<String, Object> policy, String ifMatch) {
+    var request = json().body(policy);
+    if (ifMatch != null) {
+      request = request.header("If-Match", ifMatch);
+    }
+    return request.put("/v1/queues/{queue}/policy", queue);
+  }
+
+  private static List<Object> actions(String queue) {
+    return RestAssured.get("/v1/queues/{queue}/actions", queue)
+        .then()
+        .statusCode(200)
+        .extract()
+        .path("actions");
+  }
+}
