@@ -1055,28 +1055,35 @@ SELECT false,
 FROM unchanged u, wanted w;
 
 -- name: set-paused
--- Pauses or resumes the queue's claims, keeping its settings; recorded with the key's name. A
--- pause of a paused queue, or a resume of a running one, changes nothing and is not recorded
--- (changed is false): it may be a request repeated because its answer was lost. A queue without
--- a policy row is running: a resume of it inserts nothing. The unchanged row is read as in
--- set-policy.
+-- Pauses or resumes the queue's claims, keeping its settings; recorded with the key's name and
+-- counting up its version. A pause of a paused queue, or a resume of a running one, changes
+-- nothing and is not recorded (changed is false): it may be a request repeated because its answer
+-- was lost. A queue without a policy row is running: a resume of it inserts nothing. :conditional
+-- and :versions (an If-Match) decide as in set-policy, and the unchanged row is read as there,
+-- with as_requested saying whether the queue is already as asked.
 WITH saved AS (
   INSERT INTO queue_policy (queue, paused, updated_by)
   SELECT :queue, :paused, :actor
-  WHERE :paused OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue)
+  WHERE (:paused OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue))
+    AND (NOT :conditional OR 0 = ANY (CAST(:versions AS bigint[]))
+         OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue))
   ON CONFLICT (queue) DO UPDATE SET
     paused = EXCLUDED.paused, updated_at = now(), updated_by = EXCLUDED.updated_by,
     version = queue_policy.version + 1
   WHERE queue_policy.paused <> EXCLUDED.paused
+    AND (NOT :conditional OR queue_policy.version = ANY (CAST(:versions AS bigint[])))
   RETURNING *
 ),
 recorded AS (
   INSERT INTO queue_action (queue, action, actor)
   SELECT queue, CASE WHEN paused THEN 'pause' ELSE 'resume' END, :actor FROM saved
+),
+unchanged AS (
+  SELECT * FROM queue_policy WHERE queue = :queue AND NOT EXISTS (SELECT FROM saved) FOR SHARE
 )
-SELECT true AS changed, * FROM saved
+SELECT true AS changed, true AS as_requested, saved.* FROM saved
 UNION ALL
-SELECT false, * FROM queue_policy WHERE queue = :queue AND NOT EXISTS (SELECT FROM saved);
+SELECT false, u.paused = :paused, u.* FROM unchanged u;
 
 -- name: backoff-of
 -- The backoff of each item's queue, for the schedule a fail passes: a read of settings, not of

@@ -31,12 +31,14 @@ public class AmbiguousRequests {
   private static final Map<Method, Takes> TAKES = new ConcurrentHashMap<>();
 
   /**
-   * What a resource method takes: the query parameters it declares, whether it reads a body, and
-   * whether it reads a body of any media type.
+   * What a resource method takes: the query parameters it declares, whether it reads a body,
+   * whether it reads a body of any media type, and whether it evaluates If-Match (it documents the
+   * IfMatch parameter: its answers carry an ETag).
    */
-  private record Takes(Set<String> queryParameters, boolean body, boolean anyType) {
+  private record Takes(
+      Set<String> queryParameters, boolean body, boolean anyType, boolean ifMatch) {
     // A request matched to no resource method is RESTEasy's to answer (a 404 or a 405).
-    static final Takes UNKNOWN = new Takes(Set.of(), true, true);
+    static final Takes UNKNOWN = new Takes(Set.of(), true, true, true);
 
     static Takes of(ResourceInfo resource) {
       Method method = resource == null ? null : resource.getResourceMethod();
@@ -61,7 +63,11 @@ public class AmbiguousRequests {
       }
       boolean anyType =
           consumes == null || Arrays.asList(consumes.value()).contains(MediaType.WILDCARD);
-      return new Takes(Collections.unmodifiableSet(query), body, anyType);
+      org.eclipse.microprofile.openapi.annotations.parameters.Parameter documented =
+          method.getAnnotation(
+              org.eclipse.microprofile.openapi.annotations.parameters.Parameter.class);
+      boolean ifMatch = documented != null && documented.ref().equals("IfMatch");
+      return new Takes(Collections.unmodifiableSet(query), body, anyType, ifMatch);
     }
 
     private static boolean isJaxRs(Annotation annotation) {
@@ -80,6 +86,9 @@ public class AmbiguousRequests {
       refuseUnknownParameters(request, takes);
     }
     refuseUnreadableContentType(request);
+    if (!takes.ifMatch() && request.getHeaders().containsKey(EntityTags.IF_MATCH)) {
+      refuseIfMatch(request);
+    }
     if (hasBody(request) && !takes.body()) {
       // A cancel with {"reason": ...} would cancel and drop the reason: refused, not ignored.
       throw new BadRequestException(
@@ -87,6 +96,21 @@ public class AmbiguousRequests {
     }
     if (request.getMediaType() == null && hasBody(request) && !takes.anyType()) {
       throw new NotSupportedException();
+    }
+  }
+
+  /**
+   * An If-Match on a call whose answers carry no entity tag: RFC 9110 (13.1.1) has the server
+   * evaluate it all the same, and no tag can match a representation that has none, so only * is
+   * met. Ignored, it would let a client believe its change was conditional.
+   */
+  private static void refuseIfMatch(ContainerRequestContext request) {
+    if (EntityTags.versions(request.getHeaders().get(EntityTags.IF_MATCH)) != null) {
+      throw new Outcomes.RefusedException(
+          new Outcomes.Status(412, "precondition-failed", "Precondition failed"),
+          "This call's answers carry no entity tag, so the entity tags If-Match names cannot"
+              + " match and nothing was done. Only a queue's policy has an ETag (its read, PUT,"
+              + " pause and resume); elsewhere send no If-Match (or *).");
     }
   }
 

@@ -12,11 +12,11 @@ import org.eclipse.microprofile.openapi.models.responses.APIResponse;
 import org.eclipse.microprofile.openapi.models.responses.APIResponses;
 
 /**
- * Finishes the OpenAPI document at build time. Every /v1 operation can answer 401, 403, 406, 500
- * and 503 the same way, and every one that takes a body 415, so they are added here once rather
- * than on each operation. Responses are then listed success first: client generators take the
- * Accept header from the first one, and a client that asked only for problem+json would be refused
- * with a 406.
+ * Finishes the OpenAPI document at build time. Every /v1 operation can answer 401, 403, 406, 412
+ * (an If-Match), 500 and 503 the same way, and every one that takes a body 415, so they are added
+ * here once rather than on each operation. Responses are then listed success first: client
+ * generators take the Accept header from the first one, and a client that asked only for
+ * problem+json would be refused with a 406.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.BUILD)
 public class ContractFilter implements OASFilter {
@@ -40,6 +40,11 @@ public class ContractFilter implements OASFilter {
         SHARED.forEach(
             (status, name) ->
                 responses.addAPIResponse(status, OASFactory.createAPIResponse().ref(name)));
+        // Only the policy's calls evaluate If-Match against an ETag; any other answers 412 to
+        // an If-Match with tags (AmbiguousRequests).
+        if (!responses.hasAPIResponse("412")) {
+          responses.addAPIResponse("412", OASFactory.createAPIResponse().ref("PreconditionFailed"));
+        }
         if (operation.getRequestBody() != null) {
           responses.addAPIResponse(
               "415", OASFactory.createAPIResponse().ref("UnsupportedMediaType"));

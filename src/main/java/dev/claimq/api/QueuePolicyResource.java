@@ -21,6 +21,7 @@ import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import java.io.UncheckedIOException;
 import java.time.Instant;
+import java.util.Arrays;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -119,14 +120,23 @@ public class QueuePolicyResource {
       description =
           "The settings as set (null: the service's default) and as they apply."
               + " Any role may read it; a key limited to some queues, only theirs.")
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "The policy.",
       headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public RestResponse<PolicyView> get(@Parameter(ref = "Queue") @PathParam("queue") String queue) {
-    return tagged(policies.get(guard.queue(Params.queue(queue))));
+  @APIResponse(responseCode = "412", ref = "PolicyChanged")
+  public RestResponse<PolicyView> get(
+      @Parameter(ref = "Queue") @PathParam("queue") String queue, @Context HttpHeaders headers) {
+    long[] versions = ifMatch(headers);
+    QueuePolicy policy = policies.get(guard.queue(Params.queue(queue)));
+    // A read changes nothing, so comparing after it decides nothing but the answer.
+    if (versions != null && Arrays.stream(versions).noneMatch(v -> v == policy.version)) {
+      throw stale(policy);
+    }
+    return tagged(policy);
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -157,7 +167,7 @@ public class QueuePolicyResource {
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.Policy body,
       @Context HttpHeaders headers) {
-    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
+    long[] versions = ifMatch(headers);
     QueuePolicy policy = new QueuePolicy();
     policy.queue = guard.queue(Params.queue(queue));
     policy.maxAttempts = body.maxAttempts();
@@ -197,23 +207,7 @@ public class QueuePolicyResource {
               + " s): retries after it would be new sends to the provider. Lower maxAttempts"
               + " or leaseSeconds, or raise providerKeyTtl.");
     }
-    if (change.outcome() == Outcome.STALE_POLICY) {
-      QueuePolicy now = change.policy();
-      throw new Outcomes.RefusedException(
-          Outcomes.of(change.outcome()),
-          "The policy of queue '"
-              + now.queue
-              + "' is at "
-              + EntityTags.of(now.version)
-              + (now.updatedAt == null
-                  ? ""
-                  : ", changed by " + now.updatedBy + " at " + now.updatedAt)
-              + ", not at the version If-Match names: this change was made from an older read"
-              + " and would overwrite what changed since. Nothing was changed. Read the policy"
-              + " again (its ETag is the new version) and send the change again if it still"
-              + " applies.");
-    }
-    return tagged(change.policy());
+    return answer(change);
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -227,15 +221,18 @@ public class QueuePolicyResource {
               + " enqueues are still accepted, and claims already held run on. No body. A pause"
               + " of a paused queue (a repeat whose answer was lost) changes nothing and is not"
               + " recorded again.")
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "Paused.",
       headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "412", ref = "PolicyChanged")
   public RestResponse<PolicyView> pause(
-      @Parameter(ref = "Queue") @PathParam("queue") String queue) {
-    return tagged(policies.pause(guard.queue(Params.queue(queue)), guard.actor()));
+      @Parameter(ref = "Queue") @PathParam("queue") String queue, @Context HttpHeaders headers) {
+    long[] versions = ifMatch(headers);
+    return answer(policies.pause(guard.queue(Params.queue(queue)), guard.actor(), versions));
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -248,15 +245,18 @@ public class QueuePolicyResource {
           "Claims go on, and long polls parked on the queue are woken at once. No body. A resume"
               + " of a running queue (a repeat whose answer was lost) changes nothing and is not"
               + " recorded.")
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "Resumed.",
       headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "412", ref = "PolicyChanged")
   public RestResponse<PolicyView> resume(
-      @Parameter(ref = "Queue") @PathParam("queue") String queue) {
-    return tagged(policies.resume(guard.queue(Params.queue(queue)), guard.actor()));
+      @Parameter(ref = "Queue") @PathParam("queue") String queue, @Context HttpHeaders headers) {
+    long[] versions = ifMatch(headers);
+    return answer(policies.resume(guard.queue(Params.queue(queue)), guard.actor(), versions));
   }
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
@@ -280,7 +280,36 @@ public class QueuePolicyResource {
             .toList());
   }
 
-  /** The policy with its version as the ETag, which a PUT's If-Match names. */
+  /** The versions an If-Match names; null when there is none (or it is *). */
+  private static long[] ifMatch(HttpHeaders headers) {
+    return EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
+  }
+
+  /** The policy as a change left it, or a 412 when its If-Match named another version. */
+  private RestResponse<PolicyView> answer(QueuePolicies.Change change) {
+    if (change.outcome() == Outcome.STALE_POLICY) {
+      throw stale(change.policy());
+    }
+    return tagged(change.policy());
+  }
+
+  private static Outcomes.RefusedException stale(QueuePolicy now) {
+    return new Outcomes.RefusedException(
+        Outcomes.of(Outcome.STALE_POLICY),
+        "The policy of queue '"
+            + now.queue
+            + "' is at "
+            + EntityTags.of(now.version)
+            + (now.updatedAt == null
+                ? ""
+                : ", changed by " + now.updatedBy + " at " + now.updatedAt)
+            + ", not at a version If-Match names: it changed since the read that ETag came"
+            + " from, and a change made from that read would overwrite what changed. Nothing was"
+            + " changed. Read the policy again (its ETag is the new version) and send the request"
+            + " again if it still applies.");
+  }
+
+  /** The policy with its version as the ETag, which an If-Match names. */
   private RestResponse<PolicyView> tagged(QueuePolicy policy) {
     return RestResponse.ResponseBuilder.ok(view(policy))
         .header(HttpHeaders.ETAG, EntityTags.of(policy.version))

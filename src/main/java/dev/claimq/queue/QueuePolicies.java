@@ -129,25 +129,31 @@ public class QueuePolicies {
 
   /**
    * Claims of the queue answer 204 until it is resumed; enqueues are still accepted. A paused queue
-   * is left as it is, not recorded or counted again.
+   * is left as it is, not recorded or counted again. {@code versions} as for {@link #set}: a queue
+   * already paused is CHANGED whatever they are.
    */
-  public QueuePolicy pause(String queue, String actor) {
-    return paused(queue, true, actor);
+  public Change pause(String queue, String actor, long[] versions) {
+    return paused(queue, true, actor, versions);
   }
 
   /** Claims resume, and parked long-polls of the queue are woken at once. */
-  public QueuePolicy resume(String queue, String actor) {
-    QueuePolicy policy = paused(queue, false, actor);
-    claimable.fire(new ItemsEnqueued(queue));
-    return policy;
+  public Change resume(String queue, String actor, long[] versions) {
+    Change change = paused(queue, false, actor, versions);
+    if (change.outcome() == Outcome.CHANGED) {
+      claimable.fire(new ItemsEnqueued(queue));
+    }
+    return change;
   }
 
-  private QueuePolicy paused(String queue, boolean paused, String actor) {
-    ItemRepository.PolicyChange set = items.setPaused(queue, paused, actor);
+  private Change paused(String queue, boolean paused, String actor, long[] versions) {
+    ItemRepository.PolicyChange set = items.setPaused(queue, paused, actor, versions);
     if (set.changed()) {
       metrics.operatorAction(queue, paused ? "pause" : "resume");
     }
-    return orNone(queue, set.policy());
+    return new Change(
+        set.asRequested() ? Outcome.CHANGED : Outcome.STALE_POLICY,
+        orNone(queue, set.policy()),
+        null);
   }
 
   public List<QueueAction> actions(String queue) {

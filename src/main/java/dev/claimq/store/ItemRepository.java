@@ -165,7 +165,8 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
           "conditional",
           "versions");
   private static final Sql BACKOFF_OF = FILE.take("backoff-of", "ids");
-  private static final Sql SET_PAUSED = FILE.take("set-paused", "queue", "paused", "actor");
+  private static final Sql SET_PAUSED =
+      FILE.take("set-paused", "queue", "paused", "actor", "conditional", "versions");
   private static final Sql QUEUE_ACTIONS = FILE.take("queue-actions", "queue");
   private static final Sql REAP_EXPIRED_LEASES =
       FILE.take(
@@ -536,12 +537,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("actor", actor)
         .set("conditional", versions != null)
         .set("versions", bigintArray(versions == null ? new long[0] : versions))
-        .list(
-            row ->
-                new PolicyChange(
-                    row.getBoolean("changed"),
-                    row.getBoolean("as_requested"),
-                    Optional.of(POLICIES.map(row))))
+        .list(this::policyChange)
         .stream()
         .findFirst()
         // Unseen by the statement: another request's policy, committed after its snapshot. A
@@ -549,21 +545,34 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .orElseGet(() -> new PolicyChange(false, versions == null, policy(policy.queue)));
   }
 
-  /** Pauses or resumes the queue's claims; a queue already so changes nothing. */
-  public PolicyChange setPaused(String queue, boolean paused, String actor) {
+  /**
+   * Pauses or resumes the queue's claims; a queue already so changes nothing. {@code versions} as
+   * for {@link #setPolicy}.
+   */
+  public PolicyChange setPaused(String queue, boolean paused, String actor, long[] versions) {
     return SET_PAUSED
         .on(dataSource)
         .set("queue", queue)
         .set("paused", paused)
         .set("actor", actor)
-        .list(
-            row ->
-                new PolicyChange(row.getBoolean("changed"), true, Optional.of(POLICIES.map(row))))
+        .set("conditional", versions != null)
+        .set("versions", bigintArray(versions == null ? new long[0] : versions))
+        .list(this::policyChange)
         .stream()
         .findFirst()
         // No row: nothing changed, and the policy is read as it is now (one committed after the
-        // statement's snapshot, or none at all).
-        .orElseGet(() -> new PolicyChange(false, true, policy(queue)));
+        // statement's snapshot, or none at all: a queue that is running).
+        .orElseGet(
+            () -> {
+              Optional<QueuePolicy> now = policy(queue);
+              boolean asRequested = now.map(p -> p.paused).orElse(false) == paused;
+              return new PolicyChange(false, versions == null || asRequested, now);
+            });
+  }
+
+  private PolicyChange policyChange(ResultSet row) throws SQLException {
+    return new PolicyChange(
+        row.getBoolean("changed"), row.getBoolean("as_requested"), Optional.of(POLICIES.map(row)));
   }
 
   /** A queue's own backoff, base and cap in seconds, either null where it has none. */

@@ -3,6 +3,7 @@ package dev.claimq.api;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -105,7 +106,7 @@ class PolicyIfMatchTest extends AsAdmin {
   void a_first_policy_is_made_only_from_version_0() {
     String queue = uniqueQueue("etag");
     problem(put(queue, Map.of("maxAttempts", 3), "\"1\""), 412, "policy-changed")
-        .body("detail", containsString("is at \"0\", not at the version If-Match names"));
+        .body("detail", containsString("is at \"0\", not at a version If-Match names"));
     assertThat(read(queue).header("ETag")).isEqualTo("\"0\"");
     assertThat(actions(queue)).isEmpty();
   }
@@ -162,6 +163,80 @@ class PolicyIfMatchTest extends AsAdmin {
     assertThat(read(queue).header("ETag")).isEqualTo("\"1\"");
     assertThat(actions(queue)).hasSize(1);
     read(queue).then().body("maxAttempts", equalTo(10 + statuses.indexOf(200)));
+  }
+
+  @Test
+  void a_pause_or_resume_from_a_stale_read_is_a_412_unless_the_queue_is_already_so() {
+    String queue = uniqueQueue("etag");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200); // version 1
+    pause(queue, "\"1\"").then().statusCode(200).header("ETag", "\"2\"");
+    // Read at version 1, before the pause: a resume from it would undo a change unseen.
+    problem(resume(queue, "\"1\""), 412, "policy-changed");
+    read(queue).then().header("ETag", "\"2\"").body("paused", equalTo(true));
+    // The same pause again, from the old read: already paused, so it is done (200, unchanged).
+    pause(queue, "\"1\"").then().statusCode(200).header("ETag", "\"2\"");
+    resume(queue, "\"2\"").then().statusCode(200).header("ETag", "\"3\"");
+    assertThat(actions(queue)).hasSize(3);
+    // A queue never set: version 0, running; a pause from another version is not made.
+    String fresh = uniqueQueue("etag");
+    problem(pause(fresh, "\"3\""), 412, "policy-changed");
+    assertThat(read(fresh).header("ETag")).isEqualTo("\"0\"");
+    resume(fresh, "\"3\"").then().statusCode(200).body("paused", equalTo(false));
+    pause(fresh, "\"0\"").then().statusCode(200).header("ETag", "\"1\"");
+  }
+
+  @Test
+  void a_read_with_if_match_answers_only_the_version_it_names() {
+    String queue = uniqueQueue("etag");
+    given()
+        .header("If-Match", "\"0\"")
+        .get("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200);
+    problem(
+        given().header("If-Match", "\"1\"").get("/v1/queues/{queue}/policy", queue),
+        412,
+        "policy-changed");
+  }
+
+  @Test
+  void any_other_call_answers_412_to_entity_tags_and_does_nothing() {
+    String queue = uniqueQueue("etag");
+    Map<String, Object> work = Map.of("dedupeKey", "k", "payload", Map.of());
+    problem(
+            json().header("If-Match", "\"1\"").body(work).post("/v1/queues/{queue}/items", queue),
+            412,
+            "precondition-failed")
+        .body("detail", containsString("carry no entity tag"));
+    RestAssured.get("/v1/items?queue={queue}", queue).then().body("items.size()", equalTo(0));
+    // Malformed, it is a 400 as on the policy; * is met by anything.
+    problem(
+            json().header("If-Match", "1").body(work).post("/v1/queues/{queue}/items", queue),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("If-Match"));
+    String id =
+        json()
+            .header("If-Match", "*")
+            .body(work)
+            .post("/v1/queues/{queue}/items", queue)
+            .then()
+            .statusCode(201)
+            .extract()
+            .path("id");
+    problem(
+        given().header("If-Match", "\"1\"").post("/v1/items/{id}/cancel", id),
+        412,
+        "precondition-failed");
+    RestAssured.get("/v1/items/{id}", id).then().body("state", equalTo("pending"));
+  }
+
+  private static Response pause(String queue, String ifMatch) {
+    return given().header("If-Match", ifMatch).post("/v1/queues/{queue}/pause", queue);
+  }
+
+  private static Response resume(String queue, String ifMatch) {
+    return given().header("If-Match", ifMatch).post("/v1/queues/{queue}/resume", queue);
   }
 
   private static Response read(String queue) {
