@@ -44,6 +44,34 @@ class ConsoleBulkAndQueueRacesTest extends ConsoleRacesTest {
   }
 
   @Test
+  void while_a_bulk_confirmation_is_held_the_action_choice_and_discard_cannot_be_used()
+      throws Exception {
+    String queue = uniqueQueue("bulkheld");
+    List<String> ids = failed(queue, 2);
+    Browser browser = signedIn("bulk?queue=" + queue, "POST", "/v1/items:retry", Relay.Fate.HELD);
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result-title"), "2 items will be retried");
+    int previews = relay.seen("POST", "/v1/items:retry");
+
+    browser.click(By.id("confirm"));
+
+    // Read at once, while the relay still holds the confirmation.
+    assertThat(browser.script(ENABLED_CONTROLS)).as("usable while it is in flight").isEqualTo("");
+    // What a hurried operator tries meanwhile: another action, or discarding what is sent.
+    browser.driver().findElement(By.id("bulk-cancel")).click();
+    browser.driver().findElement(By.id("discard")).click();
+
+    browser.text(By.id("bulk-result-title"), "2 items retried.");
+    assertThat(relay.seen("POST", "/v1/items:retry") - previews).as("confirmations").isEqualTo(1);
+    assertThat(relay.seen("POST", "/v1/items:cancel")).isZero();
+    for (String id : ids) {
+      assertThat(itemActions(id, "retry")).isEqualTo(1);
+    }
+    assertThat(browser.visible(By.id("bulk-retry")).isSelected()).as("retry still chosen").isTrue();
+    assertThat(browser.visible(By.id("bulk-cancel")).isEnabled()).as("usable again").isTrue();
+  }
+
+  @Test
   void a_bulk_cancel_answered_503_says_the_outcome_is_unknown_and_previews_again()
       throws Exception {
     String queue = uniqueQueue("bulklost");
@@ -132,6 +160,11 @@ class ConsoleBulkAndQueueRacesTest extends ConsoleRacesTest {
     browser.text(By.id("claims-state"), "Paused");
     assertThat(queueActions(queue, "pause")).isEqualTo(1);
   }
+
+  /** The ids of the bulk form's choices and the result's buttons that can be used now. */
+  private static final String ENABLED_CONTROLS =
+      "return [...document.querySelectorAll('#bulk-form input[type=radio], #bulk-result"
+          + " button')].filter((c) => !c.disabled).map((c) => c.id).join(' ');";
 
   private static List<String> failed(String queue, int n) {
     return IntStream.range(0, n)

@@ -43,7 +43,8 @@ export async function render(main, { params, me, say }) {
   main.append(form, out);
 
   const states = () => ACTIONS[chosenAction()].states;
-  const chosenAction = () => new FormData(form).get('action');
+  // From the radios, not FormData: while a request is in flight they are disabled, so left out.
+  const chosenAction = () => form.elements.action.value;
   function fillStates() {
     const keep = state.value || params.get('state');
     replace(state, states().map((s) => h('option', { value: s, selected: s === keep }, s)));

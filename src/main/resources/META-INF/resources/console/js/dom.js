@@ -66,8 +66,9 @@ export function when(iso) {
 const running = new WeakSet(); // the sections whose action is in flight
 
 /**
- * A listener that runs an action one at a time. While it runs, the buttons of the section it
- * belongs to (or of `scope`) are disabled: a double-click or a second Enter sends nothing more.
+ * A listener that runs an action one at a time. While it runs, the buttons and radio buttons of
+ * the section it belongs to (or of `scope`) are disabled: a double-click or a second Enter sends
+ * nothing more, and the choice of what to do (bulk's action) cannot change under the request.
  * The second click of a double-click (detail 2) is not a decision of its own either, even when a
  * control shown in the first one's place (a confirmation, the other half of a toggle) gets it.
  */
@@ -78,7 +79,8 @@ export function acting(action, scope = 'section') {
     const root = event.currentTarget.closest(scope) || event.currentTarget;
     if (running.has(root)) return;
     running.add(root);
-    const buttons = [...root.querySelectorAll('button:not([disabled])')];
+    const buttons = [...root.querySelectorAll(
+      'button:not([disabled]), input[type=radio]:not([disabled])')];
     const focused = document.activeElement;
     for (const button of buttons) button.disabled = true;
     try {
