@@ -4,6 +4,10 @@ import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
@@ -76,6 +80,51 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     browser.visible(By.id("resolve-ref")).sendKeys("msg_0193", Keys.ENTER, Keys.ENTER);
 
     actedOnce(browser, id, "resolve", "done", "Item " + id + " is done, resolved by hand.");
+  }
+
+  @Test
+  void a_double_clicked_rejection_rejects_once_and_its_buttons_wait_for_the_answer()
+      throws Exception {
+    String id = Seed.enqueue(Seed.gated("twice"), "t/5", "{}", 3);
+    Browser browser = slowly(id, "reject");
+    browser.type(By.id("reject-reason"), "Unsubscribed customer");
+
+    new Actions(browser.driver()).doubleClick(browser.visible(By.id("reject"))).perform();
+
+    // Read at once, while the relay still holds the rejection.
+    assertThat(usable(browser, "reject", "approve")).as("usable while it is in flight").isEmpty();
+    actedOnce(
+        browser,
+        id,
+        "reject",
+        "cancelled",
+        "Item " + id + " is rejected: cancelled, it will not be sent.");
+  }
+
+  @Test
+  void enter_pressed_twice_on_a_forced_retry_retries_once_and_its_buttons_wait_for_the_answer()
+      throws Exception {
+    String id = pastTheHorizon("twice");
+    String retry = "/v1/items/" + id + "/retry";
+    Browser browser = signedIn("items/" + id);
+    browser.click(By.id("retry"));
+    browser.text(By.id("messages"), "Retry refused (409)");
+    relay.on("POST", retry, Relay.Fate.HELD);
+
+    browser.visible(By.id("retry-force")).sendKeys(Keys.ENTER, Keys.ENTER);
+
+    assertThat(usable(browser, "retry-force", "retry", "cancel"))
+        .as("usable while it is in flight")
+        .isEmpty();
+    browser.text(By.id("state"), "pending");
+    assertThat(sent("POST", retry)).as("the refused retry, then one forced").isEqualTo(2);
+    assertThat(itemActions(id, "retry")).isEqualTo(1);
+    assertThat(message(browser))
+        .isEqualTo(
+            "Item "
+                + id
+                + " is pending again: a worker will claim it. Its provider may have forgotten the"
+                + " idempotency key: the next send may be a new one.");
   }
 
   @Test
@@ -164,6 +213,22 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     sentOnce("POST", "/v1/items/" + id + "/" + action);
     assertThat(itemActions(id, action)).isEqualTo(1);
     assertThat(message(browser)).isEqualTo(said);
+  }
+
+  /** A failed item whose retry would now come due past its provider's idempotency horizon. */
+  private static String pastTheHorizon(String prefix) throws InterruptedException {
+    String queue = uniqueQueue(prefix);
+    Seed.as(Seed.OPERATOR)
+        .contentType(ContentType.JSON)
+        .body(Map.of("maxAttempts", 1, "leaseSeconds", 1, "providerKeyTtl", "PT3S"))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200);
+    Instant made = Instant.now();
+    String id = Seed.failed(queue, "h/1", "mailer-1", "mailbox full");
+    // A retry now would come due past createdAt + 3 s - the 1 s lease.
+    Thread.sleep(Math.max(0, Duration.between(Instant.now(), made.plusSeconds(3)).toMillis()));
+    return id;
   }
 
   /** Another operator's action on the item, straight through the API. */

@@ -2,6 +2,7 @@ package dev.claimq.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,12 +42,25 @@ abstract class ConsoleRacesTest extends ConsoleTest {
 
   /** Waits until every such request is answered, then asserts the page sent exactly one. */
   void sentOnce(String method, String path) throws InterruptedException {
+    assertThat(sent(method, path)).as("requests sent").isEqualTo(1);
+  }
+
+  /** Waits until every such request is answered, and answers how many the page sent. */
+  int sent(String method, String path) throws InterruptedException {
     for (int i = 0; i < 100 && relay.finished(method, path) < relay.seen(method, path); i++) {
       Thread.sleep(50);
     }
     // An answer reaches the page a moment after the relay sends it; a second one would too.
     Thread.sleep(300);
-    assertThat(relay.seen(method, path)).as("requests sent").isEqualTo(1);
+    return relay.seen(method, path);
+  }
+
+  /** Which of these controls (by id) can be used now: none, while their action is in flight. */
+  static String usable(Browser browser, String... ids) {
+    return (String)
+        browser.script(
+            "return arguments[0].filter((id) => !document.getElementById(id).disabled).join(' ');",
+            List.of(ids));
   }
 
   /** The item_action rows of this action on the item. */
