@@ -15,6 +15,7 @@ import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.telemetry.MetricValues;
@@ -121,7 +122,7 @@ class LostAnswerTest extends AsAdmin {
         Map.of("claimToken", token, "next", Map.of("worker", "w", "leaseSeconds", 1));
     complete(a, body).then().statusCode(200).body("next.id", equalTo(b));
 
-    complete(a, body).then().statusCode(200).body("next", org.hamcrest.Matchers.nullValue());
+    complete(a, body).then().statusCode(200).body("next", nullValue());
 
     assertThat(attemptRows(a)).isEqualTo(1);
     comesBackWhenItsLeaseEnds(queue, b);
