@@ -711,13 +711,16 @@ retried AS (
   FROM target
   WHERE i.id = target.id AND i.state IN ('failed', 'cancelled') AND i.pruned_at IS NULL
     AND (:force OR NOT target.past_horizon)
-  RETURNING i.*
+    -- An If-Match: only the version the operator read (the row as it is now, not a snapshot).
+    AND (NOT :conditional OR CAST(CAST(i.xmin AS text) AS bigint) = ANY (CAST(:versions AS bigint[])))
+  RETURNING i.*, CAST(CAST(i.xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor) SELECT id, 'retry', :actor FROM retried
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM retried) FOR SHARE
+  SELECT *, CAST(CAST(xmin AS text) AS bigint) AS row_version
+  FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM retried) FOR SHARE
 )
 SELECT true AS changed, (SELECT past_horizon FROM target), * FROM retried
 UNION ALL
@@ -1133,7 +1136,9 @@ DELETE FROM item WHERE id IN (
 
 -- name: find-by-id
 -- The item as it is now, for reads by id; not for deciding a change (each change decides itself).
-SELECT * FROM item WHERE id = :id;
+-- row_version is its ETag: every change of the row writes a new version of it, with the changing
+-- transaction's id as its xmin.
+SELECT *, CAST(CAST(xmin AS text) AS bigint) AS row_version FROM item WHERE id = :id;
 
 -- name: queues-by-id
 -- The queues of many items, for a key limited to some queues: a queue never changes.

@@ -109,8 +109,9 @@ public class AmbiguousRequests {
       throw new Outcomes.RefusedException(
           new Outcomes.Status(412, "precondition-failed", "Precondition failed"),
           "This call's answers carry no entity tag, so the entity tags If-Match names cannot"
-              + " match and nothing was done. Only a queue's policy has an ETag (its read, PUT,"
-              + " pause and resume); elsewhere send no If-Match (or *).");
+              + " match and nothing was done. Only a queue's policy (its read, PUT, pause and"
+              + " resume) and an item (its read and retry) have an ETag; elsewhere send no"
+              + " If-Match (or *).");
     }
   }
 

@@ -23,6 +23,7 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
@@ -153,19 +154,37 @@ public class ItemsResource {
   @Operation(
       operationId = "getItem",
       summary = "Get one item",
-      description = "Any role may read an item; a key limited to some queues only theirs.")
+      description =
+          "Any role may read an item; a key limited to some queues only theirs. Its ETag is the"
+              + " item's version, which a retry's If-Match names.")
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "The item.",
+      headers = @Header(name = "ETag", ref = "ItemETag"),
       content =
           @Content(
               schema = @Schema(implementation = ItemView.class),
               examples = @ExampleObject(name = "item", value = ApiExamples.ITEM_DONE)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public ItemView get(@PathParam("id") String id) {
+  @APIResponse(responseCode = "412", ref = "ItemChanged")
+  public RestResponse<ItemView> get(@PathParam("id") String id, @Context HttpHeaders headers) {
+    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
     long itemId = guard.item(Params.itemId(id));
-    return ItemView.of(lookup.get(itemId).orElseThrow(() -> notFound(itemId)));
+    Item item = lookup.get(itemId).orElseThrow(() -> notFound(itemId));
+    // A read changes nothing, so comparing after it decides nothing but the answer.
+    if (!OperatorService.matches(versions, item)) {
+      throw new Outcomes.RefusedException(Outcome.STALE_ITEM, id, item);
+    }
+    return tagged(ItemView.of(item), item);
+  }
+
+  /** An item's answer with its version as the ETag, which a retry's If-Match names. */
+  private static RestResponse<ItemView> tagged(ItemView view, Item item) {
+    return RestResponse.ResponseBuilder.ok(view)
+        .header(HttpHeaders.ETAG, EntityTags.of(item.version))
+        .build();
   }
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
@@ -501,7 +520,10 @@ public class ItemsResource {
               + " forgotten the key, so the retry needs force=true, and its answer says so. A"
               + " rejected proposal was never approved: it goes back to held, for approval. A"
               + " retry repeated because its answer was lost is a 409, unless the item failed"
-              + " again meanwhile: then it is retried again, so read its actions first.")
+              + " again meanwhile: then it is retried again. Send If-Match with the ETag of the"
+              + " read the retry was decided on, and it is made only if the item has not changed"
+              + " since (412): a retry of a stale read can never send the work once more.")
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "Pending again (held again, if an operator had rejected it).",
@@ -522,6 +544,7 @@ public class ItemsResource {
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "RetryRefused")
+  @APIResponse(responseCode = "412", ref = "ItemChanged")
   public RestResponse<ItemView> retry(
       @PathParam("id") String id,
       @Parameter(
@@ -529,15 +552,17 @@ public class ItemsResource {
               schema = @Schema(type = SchemaType.BOOLEAN, defaultValue = "false"))
           @QueryParam("force")
           String force,
-      @Context UriInfo uri) {
+      @Context UriInfo uri,
+      @Context HttpHeaders headers) {
+    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
     long itemId = guard.item(Params.itemId(id));
     // The framework hands "force=" over as no value at all; it is not "false", so it is refused.
     String sent = uri.getQueryParameters().containsKey("force") && force == null ? "" : force;
-    Answer answer = operators.retry(itemId, Params.bool("force", sent), guard.actor());
-    ItemView item = answer(answer, itemId);
+    Answer answer = operators.retry(itemId, Params.bool("force", sent), guard.actor(), versions);
+    RestResponse<ItemView> retried = tagged(answer(answer, itemId), answer.item());
     return answer.outcome() == Outcome.RETRIED_PAST_HORIZON
-        ? RestResponse.ResponseBuilder.ok(item).header(HORIZON_HEADER, "true").build()
-        : RestResponse.ok(item);
+        ? RestResponse.ResponseBuilder.fromResponse(retried).header(HORIZON_HEADER, "true").build()
+        : retried;
   }
 
   @RolesAllowed(Role.OPERATOR)

@@ -39,6 +39,7 @@ final class Outcomes {
       case RETRIED_PAST_HORIZON -> new Status(200, null, null);
       case POLICY_DOES_NOT_FIT -> new Status(422, "policy-does-not-fit", "Policy does not fit");
       case STALE_POLICY -> new Status(412, "policy-changed", "Policy changed since it was read");
+      case STALE_ITEM -> new Status(412, "item-changed", "Item changed since it was read");
       case KEY_REUSED -> new Status(422, "dedupe-key-reused", "Dedupe key reused");
     };
   }
@@ -156,6 +157,18 @@ final class Outcomes {
               + " then retry with force=true (or resolve it if it was sent).";
       case POLICY_DOES_NOT_FIT -> "The policy does not fit in its providerKeyTtl.";
       case STALE_POLICY -> "The policy changed since the read If-Match names.";
+      case STALE_ITEM ->
+          "Item "
+              + item.id
+              + " is at "
+              + EntityTags.of(item.version)
+              + ", not at a version If-Match names: it changed since the read that ETag came"
+              + " from (it is now "
+              + item.state.wireName()
+              + ", last changed at "
+              + item.updatedAt
+              + "). Nothing was done. Read it again, with its actions, and send the request"
+              + " again if it still applies.";
       case CREATED, CHANGED, REPLAYED, NOT_CLAIMED, RETRIED_PAST_HORIZON -> null;
     };
   }

@@ -12,6 +12,7 @@ import dev.claimq.telemetry.LogText;
 import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -73,21 +74,25 @@ public class OperatorService {
 
   /**
    * CHANGED; RETRIED_PAST_HORIZON when forced past the provider's idempotency horizon; PAST_HORIZON
-   * when past it and not forced; NOT_RETRYABLE (not failed or cancelled) or NOT_FOUND.
+   * when past it and not forced; STALE_ITEM when {@code versions} (an If-Match; null for none) do
+   * not name its version; NOT_RETRYABLE (not failed or cancelled) or NOT_FOUND.
    */
-  public Answer retry(long id, boolean force, String actor) {
-    return counted(metrics, retried(id, force, actor), "retry", actor);
+  public Answer retry(long id, boolean force, String actor, long[] versions) {
+    return counted(metrics, retried(id, force, actor, versions), "retry", actor);
   }
 
-  private Answer retried(long id, boolean force, String actor) {
+  private Answer retried(long id, boolean force, String actor, long[] versions) {
     return items
-        .retry(id, force, actor)
+        .retry(id, force, actor, versions)
         .map(
             row -> {
               ItemState state = row.item().state;
               Outcome outcome;
               if (row.changed()) {
                 outcome = row.pastHorizon() ? Outcome.RETRIED_PAST_HORIZON : Outcome.CHANGED;
+              } else if (!matches(versions, row.item())) {
+                // Changed since the read the operator acted on: whatever it is now, not retried.
+                outcome = Outcome.STALE_ITEM;
               } else if (row.pastHorizon()
                   && (state == ItemState.FAILED || state == ItemState.CANCELLED)) {
                 outcome = Outcome.PAST_HORIZON;
@@ -97,6 +102,11 @@ public class OperatorService {
               return new Answer(outcome, row.item());
             })
         .orElseGet(Answer::notFound);
+  }
+
+  /** Whether an If-Match's versions (null: none) name the item's version. */
+  public static boolean matches(long[] versions, Item item) {
+    return versions == null || Arrays.stream(versions).anyMatch(v -> v == item.version);
   }
 
   /** CHANGED, NOT_CANCELLABLE (not pending or failed) or NOT_FOUND. */

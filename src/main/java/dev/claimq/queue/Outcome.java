@@ -50,6 +50,11 @@ public enum Outcome {
    * version), which would overwrite that change: not made.
    */
   STALE_POLICY,
+  /**
+   * An operator's retry made from a read the item has changed since (its If-Match names another
+   * version): not made, whatever the item's state now.
+   */
+  STALE_ITEM,
   /** An operator's cancel of an item that is neither pending nor failed. */
   NOT_CANCELLABLE,
   /** An operator's resolve of an item that is not failed. */

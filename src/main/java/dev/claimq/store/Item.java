@@ -112,4 +112,10 @@ public class Item {
 
   /** Set on an item a complete or fail just finished: when the finished claim began. */
   @Transient public Instant heldSince;
+
+  /**
+   * Set on an item read by id or retried: its row's version (the xmin of the row as it is, which
+   * every change of it replaces), answered as its ETag. Not a column.
+   */
+  @Transient public Long version;
 }

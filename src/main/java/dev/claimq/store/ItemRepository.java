@@ -138,7 +138,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private static final Sql FAIL_BATCH =
       FILE.take("fail-batch", "batch", "defaultOnUnknownOutcome", "actor");
   private static final Sql RETRY =
-      FILE.take("retry", "id", "force", "defaultLeaseSeconds", "actor");
+      FILE.take("retry", "id", "force", "defaultLeaseSeconds", "actor", "conditional", "versions");
   private static final Sql CANCEL = FILE.take("cancel", "id", "actor");
   private static final Sql INTENT = FILE.take("intent", "id", "token");
   private static final Sql RELEASE =
@@ -606,19 +606,22 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
   /**
    * Moves a failed or cancelled item back to pending, unless the provider's idempotency horizon has
-   * passed and it is not forced; empty when there is no such item.
+   * passed and it is not forced, or {@code versions} (an If-Match; null for none) do not name the
+   * item's version; empty when there is no such item. The item carries its version.
    */
-  public Optional<Retried> retry(long id, boolean force, String actor) {
+  public Optional<Retried> retry(long id, boolean force, String actor, long[] versions) {
     return RETRY
         .on(dataSource)
         .set("id", id)
         .set("force", force)
         .set("defaultLeaseSeconds", defaultLeaseSeconds)
         .set("actor", actor)
+        .set("conditional", versions != null)
+        .set("versions", bigintArray(versions == null ? new long[0] : versions))
         .list(
             row ->
                 new Retried(
-                    row.getBoolean("changed"), row.getBoolean("past_horizon"), ITEMS.map(row)))
+                    row.getBoolean("changed"), row.getBoolean("past_horizon"), versioned(row)))
         .stream()
         .reduce(ItemRepository::onlyOne);
   }
@@ -745,10 +748,17 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .update();
   }
 
-  /** The item as it is now. */
+  /** The item as it is now, with its version. */
   public Optional<Item> current(long id) {
-    return FIND_BY_ID.on(dataSource).set("id", id).list(ITEMS).stream()
+    return FIND_BY_ID.on(dataSource).set("id", id).list(ItemRepository::versioned).stream()
         .reduce(ItemRepository::onlyOne);
+  }
+
+  /** An item row with its row_version. */
+  private static Item versioned(ResultSet row) throws SQLException {
+    Item item = ITEMS.map(row);
+    item.version = row.getLong("row_version");
+    return item;
   }
 
   /** The queues of these items (which never change), by id; unknown ids are left out. */

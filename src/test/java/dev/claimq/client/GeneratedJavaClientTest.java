@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.client.api.AgentsApi;
+import dev.claimq.client.api.ItemsApi;
 import dev.claimq.client.api.OperatorsApi;
 import dev.claimq.client.api.WorkersApi;
 import dev.claimq.client.model.BatchResults;
@@ -165,7 +166,15 @@ class GeneratedJavaClientTest extends AsAdmin {
         last.getId(),
         new FailRequest().claimToken(last.getClaimToken()).error("bounced").retryable(false));
     ItemPage failedItems = operator.listItems(null, 10, queue, null, "failed", null, null);
-    Item retried = operator.retry(last.getId(), null);
+    // A conditional retry: the ETag of the read it is decided on, as the generated client sends
+    // it; the same retry again is refused, since the item changed.
+    String read =
+        header(
+            new ItemsApi(client("dev-operator-key")).getItemWithHttpInfo(last.getId(), null),
+            "ETag");
+    Item retried = operator.retry(last.getId(), null, read);
+    ApiException stale =
+        catchThrowableOfType(ApiException.class, () -> operator.retry(last.getId(), null, read));
 
     assertThat(enqueued.getResults()).extracting("status").containsExactly(201, 201);
     assertThat(completed.getResults().get(0).getStatus()).isEqualTo(200);
@@ -174,6 +183,8 @@ class GeneratedJavaClientTest extends AsAdmin {
     assertThat(failedItems.getNextCursor()).isNull();
     assertThat(retried.getState()).isEqualTo(ItemState.PENDING);
     assertThat(retried.getAttempts()).isZero();
+    assertThat(read).matches("\"[0-9]+\"");
+    assertThat(stale.getCode()).isEqualTo(412);
   }
 
   private static String header(ApiResponse<?> response, String name) {

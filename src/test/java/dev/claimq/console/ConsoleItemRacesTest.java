@@ -138,13 +138,12 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     browser.visible(By.id("retry"));
     other("retry", retried);
     browser.click(By.id("retry"));
-    browser.text(By.id("messages"), "Retry refused (409)");
+    // The retry names the item as the page read it (If-Match): changed since, it is a 412.
+    browser.text(By.id("messages"), "Retry refused (412)");
     assertThat(message(browser))
-        .isEqualTo(
-            "Retry refused (409): Item "
-                + retried
-                + " is pending: only failed or cancelled items can be retried. It changed since"
-                + " this page showed it: it is now pending, as shown below.");
+        .startsWith("Retry refused (412): Item " + retried + " is at \"")
+        .contains("(it is now pending, last changed at ")
+        .endsWith(" It changed since this page showed it: it is now pending, as shown below.");
     browser.text(By.id("state"), "pending");
     assertThat(itemActions(retried, "retry")).isEqualTo(1);
 

@@ -71,6 +71,45 @@ class ConsoleItemTest extends ConsoleTest {
   }
 
   @Test
+  void a_retry_from_a_page_shown_before_the_item_was_retried_and_failed_again_sends_nothing() {
+    String queue = uniqueQueue("stale");
+    String id = Seed.failed(queue, "s/1", "mailer-1", "mailbox full");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/items/" + id);
+    browser.text(By.id("state"), "failed");
+
+    // Meanwhile another operator retries it, and it fails again.
+    Seed.as(Seed.OPERATOR).post("/v1/items/{id}/retry", id).then().statusCode(200);
+    String token = Seed.claim(id, 30);
+    Seed.as(Seed.WORKER)
+        .contentType(ContentType.JSON)
+        .body(Map.of("claimToken", token, "error", "mailbox full again", "retryable", false))
+        .post("/v1/items/{id}/fail", id)
+        .then()
+        .statusCode(200);
+
+    // This page still shows the first failure: its retry would be a third send.
+    browser.click(By.id("retry"));
+    browser.text(By.id("messages"), "Retry refused (412)");
+    assertThat(browser.visible(By.id("messages")).getText())
+        .contains("It changed since this page showed it: it is now failed, as shown below.");
+    assertThat(Seed.state(id)).isEqualTo("failed");
+    java.util.List<Object> actions =
+        Seed.as(Seed.OPERATOR)
+            .get("/v1/items/{id}/actions", id)
+            .then()
+            .statusCode(200)
+            .extract()
+            .path("actions");
+    assertThat(actions).hasSize(1);
+    // The page now shows the second failure, and a retry from it goes ahead.
+    browser.text(By.id("action-log"), "retry by dev-operator");
+    browser.click(By.id("retry"));
+    browser.text(By.id("state"), "pending");
+  }
+
+  @Test
   void a_late_success_and_the_duplicate_send_it_makes_are_shown() throws Exception {
     String queue = uniqueQueue("late");
     String id = Seed.enqueue(queue, "l/1", "{}", 3);

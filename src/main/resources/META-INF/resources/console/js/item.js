@@ -11,6 +11,10 @@ export async function render(main, { rest, me, say }) {
   const body = h('div', {});
   main.append(body);
 
+  // The version the page shows: a retry names it, so that it is made only if the item has not
+  // changed since (it may have been retried and failed again: a second retry would send again).
+  let etag = null;
+
   async function load() {
     let answer;
     try {
@@ -20,6 +24,7 @@ export async function render(main, { rest, me, say }) {
       return null;
     }
     const item = answer.body;
+    etag = answer.headers.get('ETag');
     const [attempts, actions] = await Promise.allSettled([
       get(`/v1/items/${encodeURIComponent(id)}/attempts`),
       get(`/v1/items/${encodeURIComponent(id)}/actions`),
@@ -69,7 +74,7 @@ export async function render(main, { rest, me, say }) {
   let horizonOffer = false;
   function actionsPanel(item, who, run) {
     const retry = (force) => run('Retry', `/v1/items/${item.id}/retry`,
-      { query: force ? { force: 'true' } : undefined },
+      { query: force ? { force: 'true' } : undefined, ifMatch: etag },
       (answer) => answer?.state === 'held'
         ? `Item ${item.id} is held again: it waits for an operator's approval.`
         : `Item ${item.id} is pending again: a worker will claim it.`);
@@ -156,7 +161,8 @@ function refusal(label, e, now) {
     return [`${unknown(label, e)} It may or may not have been done;`
       + ` ${as}. Check it before you act again.`, 'warning'];
   }
-  if (e.status === 409 && e.problem.type?.endsWith('/state-conflict')) {
+  if ((e.status === 409 && e.problem.type?.endsWith('/state-conflict'))
+    || (e.status === 412 && e.problem.type?.endsWith('/item-changed'))) {
     return [`${label} refused${status}: ${sentence(e.message)} It changed since this page showed it:`
       + ` ${as}.`, 'error'];
   }
