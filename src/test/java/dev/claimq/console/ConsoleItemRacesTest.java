@@ -4,10 +4,6 @@ import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
@@ -104,7 +100,7 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
   @Test
   void enter_pressed_twice_on_a_forced_retry_retries_once_and_its_buttons_wait_for_the_answer()
       throws Exception {
-    String id = pastTheHorizon("twice");
+    String id = Seed.pastTheHorizon("twice");
     String retry = "/v1/items/" + id + "/retry";
     Browser browser = signedIn("items/" + id);
     browser.click(By.id("retry"));
@@ -212,22 +208,6 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     sentOnce("POST", "/v1/items/" + id + "/" + action);
     assertThat(itemActions(id, action)).isEqualTo(1);
     assertThat(message(browser)).isEqualTo(said);
-  }
-
-  /** A failed item whose retry would now come due past its provider's idempotency horizon. */
-  private static String pastTheHorizon(String prefix) throws InterruptedException {
-    String queue = uniqueQueue(prefix);
-    Seed.as(Seed.OPERATOR)
-        .contentType(ContentType.JSON)
-        .body(Map.of("maxAttempts", 1, "leaseSeconds", 1, "providerKeyTtl", "PT3S"))
-        .put("/v1/queues/{queue}/policy", queue)
-        .then()
-        .statusCode(200);
-    Instant made = Instant.now();
-    String id = Seed.failed(queue, "h/1", "mailer-1", "mailbox full");
-    // A retry now would come due past createdAt + 3 s - the 1 s lease.
-    Thread.sleep(Math.max(0, Duration.between(Instant.now(), made.plusSeconds(3)).toMillis()));
-    return id;
   }
 
   /** Another operator's action on the item, straight through the API. */

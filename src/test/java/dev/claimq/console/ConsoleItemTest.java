@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
@@ -47,17 +45,7 @@ class ConsoleItemTest extends ConsoleTest {
   @Test
   void a_retry_past_the_providers_idempotency_horizon_is_refused_then_can_be_forced()
       throws Exception {
-    String queue = uniqueQueue("horizon");
-    Seed.as(Seed.OPERATOR)
-        .contentType(ContentType.JSON)
-        .body(Map.of("maxAttempts", 1, "leaseSeconds", 1, "providerKeyTtl", "PT3S"))
-        .put("/v1/queues/{queue}/policy", queue)
-        .then()
-        .statusCode(200);
-    Instant made = Instant.now();
-    String id = Seed.failed(queue, "h/1", "mailer-1", "mailbox full");
-    // A retry now would come due past createdAt + 3 s - the 1 s lease.
-    Thread.sleep(Math.max(0, Duration.between(Instant.now(), made.plusSeconds(3)).toMillis()));
+    String id = Seed.pastTheHorizon("horizon");
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
     browser.open("/console/#/items/" + id);

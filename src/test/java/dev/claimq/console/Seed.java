@@ -2,9 +2,12 @@ package dev.claimq.console;
 
 import static io.restassured.RestAssured.given;
 
+import dev.claimq.Api;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 
 /** Data for the console tests, made through the real API with the documented dev keys. */
@@ -68,6 +71,25 @@ final class Seed {
         .post("/v1/items/{id}/fail", id)
         .then()
         .statusCode(200);
+    return id;
+  }
+
+  /**
+   * A failed item, in a new queue named from {@code prefix}, whose retry would now come due past
+   * its provider's idempotency horizon.
+   */
+  static String pastTheHorizon(String prefix) throws InterruptedException {
+    String queue = Api.uniqueQueue(prefix);
+    as(OPERATOR)
+        .contentType(ContentType.JSON)
+        .body(Map.of("maxAttempts", 1, "leaseSeconds", 1, "providerKeyTtl", "PT3S"))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200);
+    Instant made = Instant.now();
+    String id = failed(queue, "h/1", "mailer-1", "mailbox full");
+    // A retry now would come due past createdAt + 3 s - the 1 s lease.
+    Thread.sleep(Math.max(0, Duration.between(Instant.now(), made.plusSeconds(3)).toMillis()));
     return id;
   }
 
