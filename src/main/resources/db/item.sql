@@ -9,6 +9,11 @@
 -- row is read FOR SHARE: a plain read would see the row as the statement's snapshot had it, from
 -- before a concurrent change that the UPDATE waited for and then found no longer matching, and
 -- would explain the refusal with a state the item has already left.
+--
+-- An operator's change of one item may be conditional (an If-Match: :conditional, and the
+-- :versions it names): made only while the row is at one of those versions. An item's version is
+-- its row's xmin, which every change of the row replaces; the UPDATE compares the row as it is
+-- now, not as a snapshot had it, and the answer carries the version as row_version (the ETag).
 
 -- name: enqueue
 -- The unique (queue, dedupe_key) constraint decides: of any number of concurrent inserts of one
@@ -711,7 +716,6 @@ retried AS (
   FROM target
   WHERE i.id = target.id AND i.state IN ('failed', 'cancelled') AND i.pruned_at IS NULL
     AND (:force OR NOT target.past_horizon)
-    -- An If-Match: only the version the operator read (the row as it is now, not a snapshot).
     AND (NOT :conditional OR CAST(CAST(i.xmin AS text) AS bigint) = ANY (CAST(:versions AS bigint[])))
   RETURNING i.*, CAST(CAST(i.xmin AS text) AS bigint) AS row_version
 ),
@@ -731,13 +735,15 @@ SELECT false, (SELECT past_horizon FROM target), * FROM unchanged;
 WITH cancelled AS (
   UPDATE item SET state = 'cancelled', claim_token = NULL, updated_at = now()
   WHERE id = :id AND state IN ('pending', 'failed')
-  RETURNING *
+    AND (NOT :conditional OR CAST(CAST(xmin AS text) AS bigint) = ANY (CAST(:versions AS bigint[])))
+  RETURNING *, CAST(CAST(xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor) SELECT id, 'cancel', :actor FROM cancelled
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM cancelled) FOR SHARE
+  SELECT *, CAST(CAST(xmin AS text) AS bigint) AS row_version
+  FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM cancelled) FOR SHARE
 )
 SELECT true AS changed, * FROM cancelled
 UNION ALL
@@ -928,14 +934,16 @@ WITH resolved AS (
   UPDATE item SET state = 'done', external_ref = coalesce(:externalRef, external_ref),
                   updated_at = now()
   WHERE id = :id AND state = 'failed'
-  RETURNING *
+    AND (NOT :conditional OR CAST(CAST(xmin AS text) AS bigint) = ANY (CAST(:versions AS bigint[])))
+  RETURNING *, CAST(CAST(xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor, note)
   SELECT id, 'resolve', :actor, :note FROM resolved
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM resolved) FOR SHARE
+  SELECT *, CAST(CAST(xmin AS text) AS bigint) AS row_version
+  FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM resolved) FOR SHARE
 )
 SELECT true AS changed, * FROM resolved
 UNION ALL
@@ -947,14 +955,16 @@ SELECT false, * FROM unchanged;
 WITH approved AS (
   UPDATE item SET state = 'pending', rejected = false, updated_at = now()
   WHERE id = :id AND state = 'held'
-  RETURNING *
+    AND (NOT :conditional OR CAST(CAST(xmin AS text) AS bigint) = ANY (CAST(:versions AS bigint[])))
+  RETURNING *, CAST(CAST(xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor, note)
   SELECT id, 'approve', :actor, :note FROM approved
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM approved) FOR SHARE
+  SELECT *, CAST(CAST(xmin AS text) AS bigint) AS row_version
+  FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM approved) FOR SHARE
 )
 SELECT true AS changed, * FROM approved
 UNION ALL
@@ -966,14 +976,16 @@ SELECT false, * FROM unchanged;
 WITH rejected AS (
   UPDATE item SET state = 'cancelled', rejected = true, last_error = :reason, updated_at = now()
   WHERE id = :id AND state = 'held'
-  RETURNING *
+    AND (NOT :conditional OR CAST(CAST(xmin AS text) AS bigint) = ANY (CAST(:versions AS bigint[])))
+  RETURNING *, CAST(CAST(xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor, note)
   SELECT id, 'reject', :actor, :reason FROM rejected
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM rejected) FOR SHARE
+  SELECT *, CAST(CAST(xmin AS text) AS bigint) AS row_version
+  FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM rejected) FOR SHARE
 )
 SELECT true AS changed, * FROM rejected
 UNION ALL

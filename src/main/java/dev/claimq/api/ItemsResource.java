@@ -47,6 +47,12 @@ import org.jboss.resteasy.reactive.RestResponse;
 @Produces(MediaType.APPLICATION_JSON)
 public class ItemsResource {
   static final String HORIZON_HEADER = "Idempotency-Horizon-Passed";
+
+  /** How an operator's change of one item is made conditional; said on each that can be. */
+  private static final String IF_MATCH_HOW =
+      "Send If-Match with the ETag of the read it was decided on, and it is made only if the item"
+          + " has not changed since (412).";
+
   private static final int DEFAULT_PAGE = 50;
   private static final int MAX_PAGE = 500;
 
@@ -156,7 +162,8 @@ public class ItemsResource {
       summary = "Get one item",
       description =
           "Any role may read an item; a key limited to some queues only theirs. Its ETag is the"
-              + " item's version, which a retry's If-Match names.")
+              + " item's version, which the If-Match of an operator's retry, cancel, resolve,"
+              + " approve or reject names.")
   @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
@@ -177,14 +184,19 @@ public class ItemsResource {
     if (!OperatorService.matches(versions, item)) {
       throw new Outcomes.RefusedException(Outcome.STALE_ITEM, id, item);
     }
-    return tagged(ItemView.of(item), item);
+    return tagged(item);
   }
 
-  /** An item's answer with its version as the ETag, which a retry's If-Match names. */
-  private static RestResponse<ItemView> tagged(ItemView view, Item item) {
-    return RestResponse.ResponseBuilder.ok(view)
+  /** An item with its version as the ETag, which an operator's If-Match names. */
+  private static RestResponse<ItemView> tagged(Item item) {
+    return RestResponse.ResponseBuilder.ok(ItemView.of(item))
         .header(HttpHeaders.ETAG, EntityTags.of(item.version))
         .build();
+  }
+
+  /** An operator's change of one item: the item with its new ETag, or the refusal. */
+  private static RestResponse<ItemView> tagged(Answer answer, long id) {
+    return tagged(Outcomes.itemOf(answer, id));
   }
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})
@@ -527,13 +539,15 @@ public class ItemsResource {
   @APIResponse(
       responseCode = "200",
       description = "Pending again (held again, if an operator had rejected it).",
-      headers =
-          @Header(
-              name = HORIZON_HEADER,
-              description =
-                  "true when a forced retry went past the provider's idempotency horizon: its"
-                      + " next send may be a new one to the provider.",
-              schema = @Schema(type = SchemaType.STRING, enumeration = "true")),
+      headers = {
+        @Header(name = "ETag", ref = "ItemETag"),
+        @Header(
+            name = HORIZON_HEADER,
+            description =
+                "true when a forced retry went past the provider's idempotency horizon: its"
+                    + " next send may be a new one to the provider.",
+            schema = @Schema(type = SchemaType.STRING, enumeration = "true"))
+      },
       content =
           @Content(
               schema = @Schema(implementation = ItemView.class),
@@ -559,7 +573,7 @@ public class ItemsResource {
     // The framework hands "force=" over as no value at all; it is not "false", so it is refused.
     String sent = uri.getQueryParameters().containsKey("force") && force == null ? "" : force;
     Answer answer = operators.retry(itemId, Params.bool("force", sent), guard.actor(), versions);
-    RestResponse<ItemView> retried = tagged(answer(answer, itemId), answer.item());
+    RestResponse<ItemView> retried = tagged(answer, itemId);
     return answer.outcome() == Outcome.RETRIED_PAST_HORIZON
         ? RestResponse.ResponseBuilder.fromResponse(retried).header(HORIZON_HEADER, "true").build()
         : retried;
@@ -572,17 +586,21 @@ public class ItemsResource {
   @Operation(
       operationId = "cancel",
       summary = "Cancel a pending or failed item",
-      description = "No body.")
+      description = "No body. " + IF_MATCH_HOW)
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "Cancelled.",
+      headers = @Header(name = "ETag", ref = "ItemETag"),
       content = @Content(schema = @Schema(implementation = ItemView.class)))
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
+  @APIResponse(responseCode = "412", ref = "ItemChanged")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public ItemView cancel(@PathParam("id") String id) {
+  public RestResponse<ItemView> cancel(@PathParam("id") String id, @Context HttpHeaders headers) {
+    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
     long itemId = guard.item(Params.itemId(id));
-    return answer(operators.cancel(itemId, guard.actor()), itemId);
+    return tagged(operators.cancel(itemId, guard.actor(), versions), itemId);
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -594,19 +612,28 @@ public class ItemsResource {
       summary = "Mark a failed item done by hand",
       description =
           "For a send that did happen after all, e.g. one failed with outcome unknown that the"
-              + " provider confirms. Recorded in the item's actions with the note.")
+              + " provider confirms. Recorded in the item's actions with the note. "
+              + IF_MATCH_HOW)
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "Done.",
+      headers = @Header(name = "ETag", ref = "ItemETag"),
       content = @Content(schema = @Schema(implementation = ItemView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
+  @APIResponse(responseCode = "412", ref = "ItemChanged")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView resolve(@PathParam("id") String id, @Valid @NotNull Requests.Resolve body) {
+  public RestResponse<ItemView> resolve(
+      @PathParam("id") String id,
+      @Valid @NotNull Requests.Resolve body,
+      @Context HttpHeaders headers) {
+    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
     long itemId = guard.item(Params.itemId(id));
-    return answer(
-        operators.resolve(itemId, body.externalRef(), body.note(), guard.actor()), itemId);
+    return tagged(
+        operators.resolve(itemId, body.externalRef(), body.note(), guard.actor(), versions),
+        itemId);
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -619,18 +646,26 @@ public class ItemsResource {
       description =
           "Only a held item (its queue requires approval) can be approved; of concurrent"
               + " approvals and rejections exactly one takes effect, the others answer 409."
-              + " Recorded in the item's actions with the key's name and the note.")
+              + " Recorded in the item's actions with the key's name and the note. "
+              + IF_MATCH_HOW)
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "Pending.",
+      headers = @Header(name = "ETag", ref = "ItemETag"),
       content = @Content(schema = @Schema(implementation = ItemView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
+  @APIResponse(responseCode = "412", ref = "ItemChanged")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView approve(@PathParam("id") String id, @Valid @NotNull Requests.Approve body) {
+  public RestResponse<ItemView> approve(
+      @PathParam("id") String id,
+      @Valid @NotNull Requests.Approve body,
+      @Context HttpHeaders headers) {
+    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
     long itemId = guard.item(Params.itemId(id));
-    return answer(operators.approve(itemId, body.note(), guard.actor()), itemId);
+    return tagged(operators.approve(itemId, body.note(), guard.actor(), versions), itemId);
   }
 
   @RolesAllowed(Role.OPERATOR)
@@ -642,18 +677,26 @@ public class ItemsResource {
       summary = "Reject a held item: it is cancelled, never sent",
       description =
           "Only a held item can be rejected. The reason becomes the item's lastError, which its"
-              + " proposer reads, and is recorded in its actions with the key's name.")
+              + " proposer reads, and is recorded in its actions with the key's name. "
+              + IF_MATCH_HOW)
+  @Parameter(ref = "IfMatch")
   @APIResponse(
       responseCode = "200",
       description = "Cancelled.",
+      headers = @Header(name = "ETag", ref = "ItemETag"),
       content = @Content(schema = @Schema(implementation = ItemView.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StateConflict")
+  @APIResponse(responseCode = "412", ref = "ItemChanged")
   @Consumes(MediaType.APPLICATION_JSON)
-  public ItemView reject(@PathParam("id") String id, @Valid @NotNull Requests.Reject body) {
+  public RestResponse<ItemView> reject(
+      @PathParam("id") String id,
+      @Valid @NotNull Requests.Reject body,
+      @Context HttpHeaders headers) {
+    long[] versions = EntityTags.versions(headers.getRequestHeader(EntityTags.IF_MATCH));
     long itemId = guard.item(Params.itemId(id));
-    return answer(operators.reject(itemId, body.reason(), guard.actor()), itemId);
+    return tagged(operators.reject(itemId, body.reason(), guard.actor(), versions), itemId);
   }
 
   @GET

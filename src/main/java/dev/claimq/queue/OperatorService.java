@@ -109,53 +109,58 @@ public class OperatorService {
     return versions == null || Arrays.stream(versions).anyMatch(v -> v == item.version);
   }
 
-  /** CHANGED, NOT_CANCELLABLE (not pending or failed) or NOT_FOUND. */
-  public Answer cancel(long id, String actor) {
-    return counted(
-        metrics,
-        items
-            .cancel(id, actor)
-            .map(
-                row ->
-                    new Answer(
-                        row.changed() ? Outcome.CHANGED : Outcome.NOT_CANCELLABLE, row.item()))
-            .orElseGet(Answer::notFound),
-        "cancel",
-        actor);
+  /**
+   * CHANGED; STALE_ITEM when {@code versions} (an If-Match; null for none) do not name its version;
+   * NOT_CANCELLABLE (not pending or failed) or NOT_FOUND.
+   */
+  public Answer cancel(long id, String actor, long[] versions) {
+    return acted(
+        items.cancel(id, actor, versions), versions, Outcome.NOT_CANCELLABLE, "cancel", actor);
   }
 
-  /** CHANGED (done by hand), NOT_RESOLVABLE (not failed) or NOT_FOUND. */
-  public Answer resolve(long id, String externalRef, String note, String actor) {
-    return counted(
-        metrics,
-        items
-            .resolve(id, externalRef, note, actor)
-            .map(
-                row ->
-                    new Answer(
-                        row.changed() ? Outcome.CHANGED : Outcome.NOT_RESOLVABLE, row.item()))
-            .orElseGet(Answer::notFound),
+  /** CHANGED (done by hand), STALE_ITEM, NOT_RESOLVABLE (not failed) or NOT_FOUND. */
+  public Answer resolve(long id, String externalRef, String note, String actor, long[] versions) {
+    return acted(
+        items.resolve(id, externalRef, note, actor, versions),
+        versions,
+        Outcome.NOT_RESOLVABLE,
         "resolve",
         actor);
   }
 
-  /** CHANGED (pending), NOT_HELD or NOT_FOUND. */
-  public Answer approve(long id, String note, String actor) {
-    return decided(items.approve(id, note, actor), "approve", actor);
+  /** CHANGED (pending), STALE_ITEM, NOT_HELD or NOT_FOUND. */
+  public Answer approve(long id, String note, String actor, long[] versions) {
+    return acted(
+        items.approve(id, note, actor, versions), versions, Outcome.NOT_HELD, "approve", actor);
   }
 
-  /** CHANGED (cancelled, with the reason), NOT_HELD or NOT_FOUND. */
-  public Answer reject(long id, String reason, String actor) {
-    return decided(items.reject(id, reason, actor), "reject", actor);
+  /** CHANGED (cancelled, with the reason), STALE_ITEM, NOT_HELD or NOT_FOUND. */
+  public Answer reject(long id, String reason, String actor, long[] versions) {
+    return acted(
+        items.reject(id, reason, actor, versions), versions, Outcome.NOT_HELD, "reject", actor);
   }
 
-  private Answer decided(Optional<ItemRepository.Changed> row, String action, String actor) {
-    return counted(
-        metrics,
-        row.map(r -> new Answer(r.changed() ? Outcome.CHANGED : Outcome.NOT_HELD, r.item()))
-            .orElseGet(Answer::notFound),
-        action,
-        actor);
+  /**
+   * The answer to an operator's change of one item, counted and logged when it took effect:
+   * CHANGED; else STALE_ITEM when the item is no longer at a version the If-Match named (whatever
+   * it is now, it was not acted on as read); else {@code refused}.
+   */
+  private Answer acted(
+      Optional<ItemRepository.Changed> row,
+      long[] versions,
+      Outcome refused,
+      String action,
+      String actor) {
+    Answer answer =
+        row.map(
+                r ->
+                    new Answer(
+                        r.changed()
+                            ? Outcome.CHANGED
+                            : matches(versions, r.item()) ? refused : Outcome.STALE_ITEM,
+                        r.item()))
+            .orElseGet(Answer::notFound);
+    return counted(metrics, answer, action, actor);
   }
 
   public List<QueueStats> queues() {

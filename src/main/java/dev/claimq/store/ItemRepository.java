@@ -139,13 +139,16 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
       FILE.take("fail-batch", "batch", "defaultOnUnknownOutcome", "actor");
   private static final Sql RETRY =
       FILE.take("retry", "id", "force", "defaultLeaseSeconds", "actor", "conditional", "versions");
-  private static final Sql CANCEL = FILE.take("cancel", "id", "actor");
+  private static final Sql CANCEL = FILE.take("cancel", "id", "actor", "conditional", "versions");
   private static final Sql INTENT = FILE.take("intent", "id", "token");
   private static final Sql RELEASE =
       FILE.take("release", "id", "token", "delaySeconds", "defaultMaxReleases", "actor");
-  private static final Sql RESOLVE = FILE.take("resolve", "id", "externalRef", "note", "actor");
-  private static final Sql APPROVE = FILE.take("approve", "id", "note", "actor");
-  private static final Sql REJECT = FILE.take("reject", "id", "reason", "actor");
+  private static final Sql RESOLVE =
+      FILE.take("resolve", "id", "externalRef", "note", "actor", "conditional", "versions");
+  private static final Sql APPROVE =
+      FILE.take("approve", "id", "note", "actor", "conditional", "versions");
+  private static final Sql REJECT =
+      FILE.take("reject", "id", "reason", "actor", "conditional", "versions");
   private static final Sql POLICY = FILE.take("policy", "queue");
   private static final Sql SET_POLICY =
       FILE.take(
@@ -490,11 +493,14 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .reduce(ItemRepository::onlyOne);
   }
 
-  /** Marks a failed item done by an operator's word; empty when there is no such item. */
-  public Optional<Changed> resolve(long id, String externalRef, String note, String actor) {
-    return single(
-        RESOLVE
-            .on(dataSource)
+  /**
+   * Marks a failed item done by an operator's word; empty when there is no such item. {@code
+   * versions} as for {@link #retry}.
+   */
+  public Optional<Changed> resolve(
+      long id, String externalRef, String note, String actor, long[] versions) {
+    return versionedSingle(
+        ifMatch(RESOLVE.on(dataSource), versions)
             .set("id", id)
             .set("externalRef", externalRef)
             .set("note", note)
@@ -516,13 +522,11 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /**
    * Replaces the queue's settings (null: the service's default), keeping its pause; {@code
    * policyJson} is what the action log records. Settings the queue has already change nothing.
-   * {@code versions}, when not null, are the versions the change may be made on (an If-Match); an
-   * empty array lets no change be made.
+   * {@code versions}, when not null, are the versions the change may be made on (an If-Match).
    */
   public PolicyChange setPolicy(
       QueuePolicy policy, String policyJson, String actor, long[] versions) {
-    return SET_POLICY
-        .on(dataSource)
+    return ifMatch(SET_POLICY.on(dataSource), versions)
         .set("queue", policy.queue)
         .set("maxAttempts", policy.maxAttempts)
         .set("leaseSeconds", policy.leaseSeconds)
@@ -535,8 +539,6 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .set("requireApproval", policy.requireApproval)
         .set("policy", policyJson)
         .set("actor", actor)
-        .set("conditional", versions != null)
-        .set("versions", bigintArray(versions == null ? new long[0] : versions))
         .list(this::policyChange)
         .stream()
         .findFirst()
@@ -550,13 +552,10 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
    * for {@link #setPolicy}.
    */
   public PolicyChange setPaused(String queue, boolean paused, String actor, long[] versions) {
-    return SET_PAUSED
-        .on(dataSource)
+    return ifMatch(SET_PAUSED.on(dataSource), versions)
         .set("queue", queue)
         .set("paused", paused)
         .set("actor", actor)
-        .set("conditional", versions != null)
-        .set("versions", bigintArray(versions == null ? new long[0] : versions))
         .list(this::policyChange)
         .stream()
         .findFirst()
@@ -610,14 +609,11 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
    * item's version; empty when there is no such item. The item carries its version.
    */
   public Optional<Retried> retry(long id, boolean force, String actor, long[] versions) {
-    return RETRY
-        .on(dataSource)
+    return ifMatch(RETRY.on(dataSource), versions)
         .set("id", id)
         .set("force", force)
         .set("defaultLeaseSeconds", defaultLeaseSeconds)
         .set("actor", actor)
-        .set("conditional", versions != null)
-        .set("versions", bigintArray(versions == null ? new long[0] : versions))
         .list(
             row ->
                 new Retried(
@@ -626,19 +622,46 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .reduce(ItemRepository::onlyOne);
   }
 
-  /** Cancels a pending or failed item; empty when there is no such item. */
-  public Optional<Changed> cancel(long id, String actor) {
-    return single(CANCEL.on(dataSource).set("id", id).set("actor", actor));
+  /**
+   * Cancels a pending or failed item; empty when there is no such item. {@code versions} as for
+   * {@link #retry}.
+   */
+  public Optional<Changed> cancel(long id, String actor, long[] versions) {
+    return versionedSingle(
+        ifMatch(CANCEL.on(dataSource), versions).set("id", id).set("actor", actor));
   }
 
   /** Moves a held item to pending; empty when there is no such item. */
-  public Optional<Changed> approve(long id, String note, String actor) {
-    return single(APPROVE.on(dataSource).set("id", id).set("note", note).set("actor", actor));
+  public Optional<Changed> approve(long id, String note, String actor, long[] versions) {
+    return versionedSingle(
+        ifMatch(APPROVE.on(dataSource), versions)
+            .set("id", id)
+            .set("note", note)
+            .set("actor", actor));
   }
 
   /** Moves a held item to cancelled, with the reason as its last error; empty for no such item. */
-  public Optional<Changed> reject(long id, String reason, String actor) {
-    return single(REJECT.on(dataSource).set("id", id).set("reason", reason).set("actor", actor));
+  public Optional<Changed> reject(long id, String reason, String actor, long[] versions) {
+    return versionedSingle(
+        ifMatch(REJECT.on(dataSource), versions)
+            .set("id", id)
+            .set("reason", reason)
+            .set("actor", actor));
+  }
+
+  /**
+   * Binds an If-Match's versions to a statement that may be conditional: null (no If-Match) makes
+   * it unconditional; an empty array lets no change be made.
+   */
+  private static Sql.Call ifMatch(Sql.Call call, long[] versions) {
+    return call.set("conditional", versions != null)
+        .set("versions", bigintArray(versions == null ? new long[0] : versions));
+  }
+
+  /** A single-row change whose item carries its version. */
+  private static Optional<Changed> versionedSingle(Sql.Call call) {
+    return call.list(row -> new Changed(row.getBoolean("changed"), versioned(row))).stream()
+        .reduce(ItemRepository::onlyOne);
   }
 
   /** What a filtered operator action did (or, on a dry run, would do), and whether more match. */

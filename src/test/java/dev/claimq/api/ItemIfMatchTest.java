@@ -15,16 +15,20 @@ import dev.claimq.AsAdmin;
 import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
+import io.restassured.http.ContentType;
 import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * An operator's retry sent with If-Match: made only on the item as the operator read it. Without
- * it, a retry repeated (or made from a stale page) after the item was retried and failed again
- * retries it again, and the work is sent once more.
+ * An operator's change of one item sent with If-Match: made only on the item as the operator read
+ * it. Without it, a retry repeated (or made from a stale page) after the item was retried and
+ * failed again retries it again, and the work is sent once more; a cancel from a page shown before
+ * a retry cancels the retry; a resolve marks done a send that failed again; an approval approves a
+ * proposal that was rejected and put back since.
  */
 @QuarkusTest
 class ItemIfMatchTest extends AsAdmin {
@@ -95,6 +99,101 @@ class ItemIfMatchTest extends AsAdmin {
     problem(given().header("If-Match", read).get("/v1/items/{id}", id), 412, "item-changed");
   }
 
+  @Test
+  void a_cancel_from_a_read_before_the_item_was_retried_is_a_412_and_the_retry_stands() {
+    String id = failedItem(uniqueQueue("etag"));
+    String read = tag(id); // the page an operator decides to cancel on
+    retry(id, null).then().statusCode(200); // another operator retries it meanwhile
+
+    problem(change(id, "cancel", read, null), 412, "item-changed")
+        .body("detail", containsString("(it is now pending, last changed at "));
+    item(id).then().body("state", equalTo("pending"));
+    assertThat(actions(id)).containsExactly("retry");
+
+    Response cancelled = change(id, "cancel", tag(id), null);
+    cancelled.then().statusCode(200).body("state", equalTo("cancelled"));
+    assertThat(cancelled.header("ETag")).isEqualTo(tag(id));
+    assertThat(actions(id)).containsExactly("retry", "cancel");
+  }
+
+  @Test
+  void a_resolve_from_a_read_before_the_item_failed_again_is_a_412_and_it_stays_failed() {
+    String id = failedItem(uniqueQueue("etag"));
+    String read = tag(id); // the operator checks the first failure with the provider
+    retry(id, null).then().statusCode(200);
+    String token = claim(id, Map.of()).then().statusCode(200).extract().path("claimToken");
+    fail(id, Map.of("claimToken", token, "error", "a different failure", "retryable", false))
+        .then()
+        .statusCode(200);
+
+    // Failed as before, but not the failure the operator checked: not marked done on that word.
+    Map<String, String> word = Map.of("externalRef", "ref-1", "note", "provider says sent");
+    problem(change(id, "resolve", read, word), 412, "item-changed");
+    item(id)
+        .then()
+        .body("state", equalTo("failed"))
+        .body("lastError", equalTo("a different failure"));
+    assertThat(actions(id)).containsExactly("retry");
+
+    change(id, "resolve", tag(id), word).then().statusCode(200).body("state", equalTo("done"));
+  }
+
+  @Test
+  void an_approval_or_rejection_from_a_read_before_the_proposal_was_put_back_is_a_412() {
+    String queue = ApprovalGateTest.gated("etag");
+    String id = enqueued(queue, "k", 1);
+    String read = tag(id); // one operator looks at the proposal
+    // Another rejects it, and a third puts it back for approval: held, as it was read, but not
+    // the same decision any more.
+    change(id, "reject", null, Map.of("reason", "not this week")).then().statusCode(200);
+    retry(id, null).then().statusCode(200).body("state", equalTo("held"));
+
+    problem(change(id, "approve", read, Map.of()), 412, "item-changed");
+    problem(change(id, "reject", read, Map.of("reason", "no")), 412, "item-changed");
+    item(id).then().body("state", equalTo("held"));
+    assertThat(actions(id)).containsExactly("reject", "retry");
+
+    Response approved = change(id, "approve", tag(id), Map.of());
+    approved.then().statusCode(200).body("state", equalTo("pending"));
+    assertThat(approved.header("ETag")).isEqualTo(tag(id));
+  }
+
+  @Test
+  void of_operators_deciding_one_proposal_from_the_same_read_exactly_one_decides()
+      throws Exception {
+    String id = enqueued(ApprovalGateTest.gated("etag"), "k", 1);
+    String read = tag(id);
+    List<Integer> statuses =
+        Race.of(
+            8,
+            i ->
+                (i % 2 == 0
+                        ? change(id, "approve", read, Map.of())
+                        : change(id, "reject", read, Map.of("reason", "no")))
+                    .statusCode());
+    assertThat(Collections.frequency(statuses, 200)).as(statuses.toString()).isEqualTo(1);
+    assertThat(Collections.frequency(statuses, 412)).as(statuses.toString()).isEqualTo(7);
+    assertThat(actions(id)).hasSize(1);
+  }
+
+  @Test
+  void a_change_whose_state_is_wrong_but_whose_etag_is_current_is_still_a_409() {
+    String id = enqueued(uniqueQueue("etag"), "k", 1);
+    // Not failed, so not resolvable; the ETag is right, so it is not a 412.
+    problem(change(id, "resolve", tag(id), Map.of()), 409, "state-conflict");
+    problem(change(id, "approve", tag(id), Map.of()), 409, "state-conflict");
+    item(id).then().body("state", equalTo("pending"));
+  }
+
+  @Test
+  void a_malformed_if_match_on_a_change_is_a_400_naming_it_and_changes_nothing() {
+    String id = failedItem(uniqueQueue("etag"));
+    problem(change(id, "cancel", "7", null), 400, "invalid-request")
+        .body("errors[0].field", equalTo("If-Match"));
+    item(id).then().body("state", equalTo("failed"));
+    assertThat(actions(id)).isEmpty();
+  }
+
   /** An item that failed for good on its first attempt. */
   private static String failedItem(String queue) {
     String id = enqueued(queue, "k", 1);
@@ -113,6 +212,27 @@ class ItemIfMatchTest extends AsAdmin {
   }
 
   private static Response retry(String id, String ifMatch) {
-    return given().header("If-Match", ifMatch).post("/v1/items/{id}/retry", id);
+    return change(id, "retry", ifMatch, null);
+  }
+
+  /** An operator's POST of the action on the item, with If-Match unless null. */
+  private static Response change(String id, String action, String ifMatch, Object body) {
+    RequestSpecification request = given();
+    if (ifMatch != null) {
+      request.header("If-Match", ifMatch);
+    }
+    if (body != null) {
+      request.contentType(ContentType.JSON).body(body);
+    }
+    return request.post("/v1/items/{id}/" + action, id);
+  }
+
+  /** The item's operator actions, oldest first. */
+  private static List<String> actions(String id) {
+    return RestAssured.get("/v1/items/{id}/actions", id)
+        .then()
+        .statusCode(200)
+        .extract()
+        .path("actions.action");
   }
 }

@@ -225,7 +225,7 @@ class PolicyIfMatchTest extends AsAdmin {
             .extract()
             .path("id");
     problem(
-        given().header("If-Match", "\"1\"").post("/v1/items/{id}/cancel", id),
+        json().header("If-Match", "\"1\"").body(Map.of()).post("/v1/items/{id}/claim", id),
         412,
         "precondition-failed");
     RestAssured.get("/v1/items/{id}", id).then().body("state", equalTo("pending"));

@@ -147,13 +147,11 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     browser.click(By.id("resolve-open"));
     other("cancel", cancelled);
     browser.submit(By.id("resolve-ref"), "msg_1");
-    browser.text(By.id("messages"), "Resolve refused (409)");
+    browser.text(By.id("messages"), "Resolve refused (412)");
     assertThat(message(browser))
-        .isEqualTo(
-            "Resolve refused (409): Item "
-                + cancelled
-                + " is cancelled: only failed items can be resolved. It changed since this page"
-                + " showed it: it is now cancelled, as shown below.");
+        .startsWith("Resolve refused (412): Item " + cancelled + " is at \"")
+        .contains("(it is now cancelled, last changed at ")
+        .endsWith(" It changed since this page showed it: it is now cancelled, as shown below.");
     browser.text(By.id("state"), "cancelled");
     browser.text(By.id("action-log"), "cancel by dev-operator");
     assertThat(itemActions(cancelled, "resolve")).isZero();

@@ -98,6 +98,31 @@ class ConsoleItemTest extends ConsoleTest {
   }
 
   @Test
+  void a_cancel_from_a_page_shown_before_the_item_was_retried_leaves_the_retry_standing() {
+    String id = Seed.failed(uniqueQueue("stale"), "s/2", "mailer-1", "mailbox full");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/items/" + id);
+    browser.text(By.id("state"), "failed");
+
+    // Meanwhile another operator decides it should go again.
+    Seed.as(Seed.OPERATOR).post("/v1/items/{id}/retry", id).then().statusCode(200);
+
+    // This page still shows it failed: cancelling from it would undo that retry unseen.
+    browser.click(By.id("cancel"));
+    browser.click(By.id("cancel-confirm"));
+    browser.text(By.id("messages"), "Cancel refused (412)");
+    assertThat(browser.visible(By.id("messages")).getText())
+        .contains("It changed since this page showed it: it is now pending, as shown below.");
+    assertThat(Seed.state(id)).isEqualTo("pending");
+    // The page shows the retry now; a cancel decided on it goes ahead.
+    browser.text(By.id("action-log"), "retry by dev-operator");
+    browser.click(By.id("cancel"));
+    browser.click(By.id("cancel-confirm"));
+    browser.text(By.id("state"), "cancelled");
+  }
+
+  @Test
   void a_late_success_and_the_duplicate_send_it_makes_are_shown() throws Exception {
     String queue = uniqueQueue("late");
     String id = Seed.enqueue(queue, "l/1", "{}", 3);

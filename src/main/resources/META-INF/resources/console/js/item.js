@@ -11,8 +11,9 @@ export async function render(main, { rest, me, say }) {
   const body = h('div', {});
   main.append(body);
 
-  // The version the page shows: a retry names it, so that it is made only if the item has not
-  // changed since (it may have been retried and failed again: a second retry would send again).
+  // The version the page shows: every action names it, so that it is made only if the item has
+  // not changed since (it may have been retried and failed again: a second retry would send again;
+  // or retried, and a cancel would cancel the retry).
   let etag = null;
 
   async function load() {
@@ -50,13 +51,14 @@ export async function render(main, { rest, me, say }) {
 
   /**
    * Runs an action and shows the item as it is after it; a refusal is said, not hidden. done is
-   * what to say, or says it from the answer. When the item changed under the page, or no answer
-   * says whether the action happened, the message ends with the state the item is in now.
+   * what to say, or says it from the answer. The action is made only on the version the page
+   * shows. When the item changed under the page, or no answer says whether the action happened,
+   * the message ends with the state the item is in now.
    */
   async function act(label, path, options, done) {
     let said;
     try {
-      const { body, headers } = await call(path, { method: 'POST', ...options });
+      const { body, headers } = await call(path, { method: 'POST', ifMatch: etag, ...options });
       const horizon = headers.get('Idempotency-Horizon-Passed') === 'true'
         ? ' Its provider may have forgotten the idempotency key: the next send may be a new one.'
         : '';
@@ -74,7 +76,7 @@ export async function render(main, { rest, me, say }) {
   let horizonOffer = false;
   function actionsPanel(item, who, run) {
     const retry = (force) => run('Retry', `/v1/items/${item.id}/retry`,
-      { query: force ? { force: 'true' } : undefined, ifMatch: etag },
+      { query: force ? { force: 'true' } : undefined },
       (answer) => answer?.state === 'held'
         ? `Item ${item.id} is held again: it waits for an operator's approval.`
         : `Item ${item.id} is pending again: a worker will claim it.`);
