@@ -758,8 +758,14 @@ SELECT false, * FROM unchanged;
 -- retried proposal that was rejected goes back to held, as a single retry sends it.
 -- SKIP LOCKED steps past an item a worker or another operator is changing right now, and the
 -- lock rechecks the filter. With :dryRun the picked items come back as they are, unchanged.
+-- The picked rows are read whole from the lock, as they are now, and tagged: preview_tag is an
+-- md5 of the action and of each picked id with its row's version (xmin). A :previewTag (from a
+-- dry run) makes the change conditional: made only if the filter picks exactly the items that dry
+-- run listed, each unchanged since; otherwise nothing changes and the answer lists what is picked
+-- now, with as_previewed false. The answer starts from the one-row tag, so it has a row even when
+-- nothing matches (its item columns are then null).
 WITH picked AS MATERIALIZED (
-  SELECT i.id FROM item i
+  SELECT i.*, CAST(CAST(i.xmin AS text) AS bigint) AS row_version FROM item i
   LEFT JOIN queue_policy p ON p.queue = i.queue
   WHERE i.state = :state AND i.pruned_at IS NULL
     AND (CAST(:queues AS text[]) IS NULL OR i.queue = ANY (CAST(:queues AS text[])))
@@ -778,7 +784,14 @@ WITH picked AS MATERIALIZED (
   FOR UPDATE OF i SKIP LOCKED
 ),
 chosen AS (
-  SELECT id FROM picked ORDER BY id DESC LIMIT :limit
+  SELECT * FROM picked ORDER BY id DESC LIMIT :limit
+),
+decided AS (
+  SELECT tag AS preview_tag, (SELECT count(*) FROM picked) > :limit AS more,
+         CAST(:previewTag AS text) IS NULL OR tag = CAST(:previewTag AS text) AS as_previewed
+  FROM (SELECT md5(CAST(:action AS text) || ':'
+                   || coalesce(string_agg(id || '@' || row_version, ',' ORDER BY id), '')) AS tag
+        FROM chosen) tagged
 ),
 acted AS (
   UPDATE item i SET
@@ -792,20 +805,22 @@ acted AS (
     run_at = CASE WHEN :action = 'retry' THEN now() ELSE i.run_at END,
     last_error = CASE WHEN :action = 'reject' THEN CAST(:note AS text) ELSE i.last_error END,
     claim_token = NULL, updated_at = now()
-  FROM chosen
-  WHERE i.id = chosen.id AND NOT :dryRun
-  RETURNING i.*
+  FROM chosen, decided
+  WHERE i.id = chosen.id AND NOT :dryRun AND decided.as_previewed
+  RETURNING i.*, CAST(CAST(i.xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
   INSERT INTO item_action (item_id, action, actor, note)
   SELECT id, :action, :actor, coalesce(CAST(:note AS text), 'bulk') FROM acted
+),
+answered AS (
+  SELECT true AS changed, * FROM acted
+  UNION ALL
+  SELECT false, * FROM chosen WHERE :dryRun OR NOT (SELECT as_previewed FROM decided)
 )
-SELECT true AS changed, (SELECT count(*) FROM picked) > :limit AS more, * FROM acted
-UNION ALL
-SELECT false, (SELECT count(*) FROM picked) > :limit, i.*
-FROM item i JOIN chosen ON chosen.id = i.id
-WHERE :dryRun
-ORDER BY id DESC;
+SELECT decided.*, answered.*
+FROM decided LEFT JOIN answered ON true
+ORDER BY answered.id DESC;
 
 -- name: reap-expired-leases
 -- Releases claims whose lease ran out. SKIP LOCKED steps past an item whose complete, fail or

@@ -89,6 +89,25 @@ public final class Api {
     return given().post("/v1/items/{id}/cancel", id);
   }
 
+  /** The kinds of the operators' actions on the item, oldest first. */
+  public static java.util.List<String> actionsOn(String id) {
+    return given()
+        .get("/v1/items/{id}/actions", id)
+        .then()
+        .statusCode(200)
+        .extract()
+        .path("actions.action");
+  }
+
+  /** Claims the item and fails it for good: failed, with its one attempt used. */
+  public static void failedForGood(String id) {
+    String token = claim(id, Map.of()).then().statusCode(200).extract().path("claimToken");
+    fail(id, Map.of("claimToken", token, "error", "boom", "retryable", false))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("failed"));
+  }
+
   /** How long the claim in this answer lasts: from its updatedAt to its leaseExpiresAt. */
   public static java.time.Duration leaseOf(Response response) {
     return java.time.Duration.between(

@@ -110,8 +110,8 @@ public class AmbiguousRequests {
           new Outcomes.Status(412, "precondition-failed", "Precondition failed"),
           "This call's answers carry no entity tag, so the entity tags If-Match names cannot"
               + " match and nothing was done. Only a queue's policy (its read, PUT, pause and"
-              + " resume) and an item (its read and retry) have an ETag; elsewhere send no"
-              + " If-Match (or *).");
+              + " resume) and an item (its read, and an operator's retry, cancel, resolve,"
+              + " approve or reject of it) have an ETag; elsewhere send no If-Match (or *).");
     }
   }
 

@@ -33,6 +33,11 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/v1")
 @Produces(MediaType.APPLICATION_JSON)
 public class OperatorItemsResource {
+  /** How a call confirms its dry run; said on each filtered action. */
+  private static final String CONFIRMED =
+      " Send the dry run's previewTag with the same filter, and the call acts on exactly the"
+          + " items it listed, each unchanged since, or on none (409).";
+
   private final OperatorService operators;
   private final QueueGuard guard;
   private final Caller caller;
@@ -110,17 +115,19 @@ public class OperatorItemsResource {
               + " retry would be (a rejected proposal back to held, not pending) and audited"
               + " under the key's name; one past its provider's"
               + " idempotency horizon is left for a single forced retry. With dryRun nothing"
-              + " changes and the answer lists what would. One statement per call.")
+              + " changes and the answer lists what would. One statement per call."
+              + CONFIRMED)
   @APIResponse(
       responseCode = "200",
       description = "What was retried, or with dryRun would be.",
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "409", ref = "PreviewChanged")
   public Views.BulkResult retry(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.CANCELLED));
     return result(
-        operators.retryMatching(filter, limit(body.limit()), dryRun(body.dryRun()), guard.actor()),
-        dryRun(body.dryRun()));
+        operators.retryMatching(
+            selection(filter, body.limit(), body.dryRun(), body.previewTag()), guard.actor()));
   }
 
   @POST
@@ -135,17 +142,19 @@ public class OperatorItemsResource {
           "Failed items (or, with state pending, pending ones) matching the filter, newest first,"
               + " up to limit per call (more: call again), each cancelled as a single cancel"
               + " would be and audited under the key's name. With dryRun nothing changes and the"
-              + " answer lists what would. One statement per call.")
+              + " answer lists what would. One statement per call."
+              + CONFIRMED)
   @APIResponse(
       responseCode = "200",
       description = "What was cancelled, or with dryRun would be.",
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "409", ref = "PreviewChanged")
   public Views.BulkResult cancel(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.PENDING));
     return result(
-        operators.cancelMatching(filter, limit(body.limit()), dryRun(body.dryRun()), guard.actor()),
-        dryRun(body.dryRun()));
+        operators.cancelMatching(
+            selection(filter, body.limit(), body.dryRun(), body.previewTag()), guard.actor()));
   }
 
   @POST
@@ -160,20 +169,23 @@ public class OperatorItemsResource {
           "Held items matching the filter, newest first, up to limit per call (more: call"
               + " again), each approved as a single approval would be and audited under the"
               + " key's name. With dryRun nothing changes and the answer lists what would. One"
-              + " statement per call.")
+              + " statement per call."
+              + CONFIRMED)
   @APIResponse(
       responseCode = "200",
       description = "What was approved, or with dryRun would be.",
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "409", ref = "PreviewChanged")
   public Views.BulkResult approve(@Valid @NotNull Requests.BulkApprove body) {
     return result(
         operators.approveMatching(
-            held(body.queue(), body.updatedAfter(), body.updatedBefore()),
-            limit(body.limit()),
-            dryRun(body.dryRun()),
-            guard.actor()),
-        dryRun(body.dryRun()));
+            selection(
+                held(body.queue(), body.updatedAfter(), body.updatedBefore()),
+                body.limit(),
+                body.dryRun(),
+                body.previewTag()),
+            guard.actor()));
   }
 
   @POST
@@ -188,21 +200,24 @@ public class OperatorItemsResource {
           "Held items matching the filter, newest first, up to limit per call (more: call"
               + " again), each rejected with the reason as a single rejection would be and"
               + " audited under the key's name. With dryRun nothing changes and the answer lists"
-              + " what would. One statement per call.")
+              + " what would. One statement per call."
+              + CONFIRMED)
   @APIResponse(
       responseCode = "200",
       description = "What was rejected, or with dryRun would be.",
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @APIResponse(responseCode = "409", ref = "PreviewChanged")
   public Views.BulkResult reject(@Valid @NotNull Requests.BulkReject body) {
     return result(
         operators.rejectMatching(
-            held(body.queue(), body.updatedAfter(), body.updatedBefore()),
-            limit(body.limit()),
-            dryRun(body.dryRun()),
+            selection(
+                held(body.queue(), body.updatedAfter(), body.updatedBefore()),
+                body.limit(),
+                body.dryRun(),
+                body.previewTag()),
             body.reason(),
-            guard.actor()),
-        dryRun(body.dryRun()));
+            guard.actor()));
   }
 
   private ItemFilter held(String queue, String updatedAfter, String updatedBefore) {
@@ -233,16 +248,36 @@ public class OperatorItemsResource {
         Params.timestamp("updatedBefore", body.updatedBefore()));
   }
 
-  private static int limit(Integer limit) {
-    return limit == null ? 100 : limit;
+  /** The request's reach: 100 items unless it says, a dry run only if it says so. */
+  private static ItemRepository.Selection selection(
+      ItemFilter filter, Integer limit, Boolean dryRun, String previewTag) {
+    boolean dry = Boolean.TRUE.equals(dryRun);
+    if (dry && previewTag != null) {
+      throw new BadRequestException(
+          "previewTag",
+          "previewTag confirms a dry run, and a dry run changes nothing: send it with dryRun"
+              + " false, or leave it out.");
+    }
+    return new ItemRepository.Selection(filter, limit == null ? 100 : limit, dry, previewTag);
   }
 
-  private static boolean dryRun(Boolean dryRun) {
-    return Boolean.TRUE.equals(dryRun);
-  }
-
-  private static Views.BulkResult result(ItemRepository.Matching matching, boolean dryRun) {
+  private static Views.BulkResult result(ItemRepository.Matching matching) {
+    if (!matching.asPreviewed()) {
+      int now = matching.items().size();
+      throw new Outcomes.RefusedException(
+          new Outcomes.Status(409, "preview-changed", "Items changed since the preview"),
+          "The filter does not pick the items the dry run of this previewTag listed, as they were"
+              + " then: one of them changed, or no longer matches, or another matches now ("
+              + now
+              + (now == 1 ? " item matches" : " items match")
+              + (matching.more() ? " within the limit, and more beyond it" : "")
+              + "). Nothing was done. Run the dry run again, check what it lists, and confirm"
+              + " with its previewTag; an updatedBefore keeps items that change later out.");
+    }
     return new Views.BulkResult(
-        dryRun, matching.items().stream().map(ItemView::of).toList(), matching.more());
+        !matching.changed(),
+        matching.items().stream().map(ItemView::of).toList(),
+        matching.more(),
+        matching.previewTag());
   }
 }

@@ -319,7 +319,22 @@ public final class Requests {
           @Min(1)
           @Max(500)
           @JsonDeserialize(using = StrictJson.NullRefused.class)
-          Integer limit) {}
+          Integer limit,
+      @Schema(
+              description = PREVIEW_TAG_DESCRIPTION,
+              pattern = "^" + PREVIEW_TAG + "$",
+              minLength = 32,
+              maxLength = 32)
+          @Pattern(regexp = PREVIEW_TAG, message = "must be the previewTag a dry run answered")
+          String previewTag) {}
+
+  /** A dry run's previewTag: an md5, in lower-case hex. */
+  static final String PREVIEW_TAG = "[0-9a-f]{32}";
+
+  static final String PREVIEW_TAG_DESCRIPTION =
+      "The previewTag of the dry run this call confirms: the action is made only if the filter"
+          + " picks exactly the items that dry run listed, each unchanged since; otherwise nothing"
+          + " is done (409 preview-changed). Not on a dry run.";
 
   @Schema(name = "IntentRequest")
   public record Intent(
@@ -402,7 +417,14 @@ public final class Requests {
           @Min(1)
           @Max(500)
           @JsonDeserialize(using = StrictJson.NullRefused.class)
-          Integer limit) {}
+          Integer limit,
+      @Schema(
+              description = PREVIEW_TAG_DESCRIPTION,
+              pattern = "^" + PREVIEW_TAG + "$",
+              minLength = 32,
+              maxLength = 32)
+          @Pattern(regexp = PREVIEW_TAG, message = "must be the previewTag a dry run answered")
+          String previewTag) {}
 
   @Schema(
       name = "BulkRejectRequest",
@@ -444,7 +466,14 @@ public final class Requests {
               maxLength = 2_000)
           @NotBlank
           @CodePointLength(max = 2_000)
-          String reason) {}
+          String reason,
+      @Schema(
+              description = PREVIEW_TAG_DESCRIPTION,
+              pattern = "^" + PREVIEW_TAG + "$",
+              minLength = 32,
+              maxLength = 32)
+          @Pattern(regexp = PREVIEW_TAG, message = "must be the previewTag a dry run answered")
+          String previewTag) {}
 
   @Schema(
       name = "PolicyRequest",

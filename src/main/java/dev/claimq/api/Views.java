@@ -240,12 +240,19 @@ public final class Views {
       name = "BulkResult",
       description =
           "The items an operator's filtered retry or cancel acted on, or with dryRun would.",
-      requiredProperties = {"dryRun", "items", "more"})
+      requiredProperties = {"dryRun", "items", "more", "previewTag"})
   public record BulkResult(
       @Schema(description = "True: nothing was changed; items are what would be.") boolean dryRun,
       @Schema(description = "Newest first, at most the request's limit.") List<ItemView> items,
-      @Schema(description = "More items match beyond the limit: call again for them.")
-          boolean more) {}
+      @Schema(description = "More items match beyond the limit: call again for them.") boolean more,
+      @Schema(
+              description =
+                  "Names the items picked, each as it was when picked. From a dry run, send it"
+                      + " back with the same filter to act on exactly the items listed, unchanged"
+                      + " (otherwise 409 preview-changed, and nothing done).",
+              pattern = "^[0-9a-f]{32}$",
+              examples = "5d41402abc4b2a76b9719d911017c592")
+          String previewTag) {}
 
   @Schema(name = "QueueList", requiredProperties = "queues")
   public record QueueList(List<QueueView> queues) {}

@@ -178,30 +178,27 @@ public class OperatorService {
   }
 
   /**
-   * Retries up to {@code limit} items the filter matches (failed or cancelled), or on a dry run
-   * says which it would. Each is audited, counted and logged as a single retry is.
+   * Retries the selected items (failed or cancelled), or on a dry run says which it would. Each is
+   * audited, counted and logged as a single retry is.
    */
-  public ItemRepository.Matching retryMatching(
-      ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return recorded(items.retryMatching(filter, limit, dryRun, actor), "retry", actor);
+  public ItemRepository.Matching retryMatching(ItemRepository.Selection selection, String actor) {
+    return recorded(items.retryMatching(selection, actor), "retry", actor);
   }
 
-  /** Cancels up to {@code limit} items the filter matches (pending or failed), or previews it. */
-  public ItemRepository.Matching cancelMatching(
-      ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return recorded(items.cancelMatching(filter, limit, dryRun, actor), "cancel", actor);
+  /** Cancels the selected items (pending or failed), or previews it. */
+  public ItemRepository.Matching cancelMatching(ItemRepository.Selection selection, String actor) {
+    return recorded(items.cancelMatching(selection, actor), "cancel", actor);
   }
 
-  /** Approves up to {@code limit} held items the filter matches, or previews it. */
-  public ItemRepository.Matching approveMatching(
-      ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return recorded(items.approveMatching(filter, limit, dryRun, actor), "approve", actor);
+  /** Approves the selected held items, or previews it. */
+  public ItemRepository.Matching approveMatching(ItemRepository.Selection selection, String actor) {
+    return recorded(items.approveMatching(selection, actor), "approve", actor);
   }
 
-  /** Rejects up to {@code limit} held items the filter matches, with the reason, or previews it. */
+  /** Rejects the selected held items, with the reason, or previews it. */
   public ItemRepository.Matching rejectMatching(
-      ItemFilter filter, int limit, boolean dryRun, String reason, String actor) {
-    return recorded(items.rejectMatching(filter, limit, dryRun, reason, actor), "reject", actor);
+      ItemRepository.Selection selection, String reason, String actor) {
+    return recorded(items.rejectMatching(selection, reason, actor), "reject", actor);
   }
 
   private ItemRepository.Matching recorded(

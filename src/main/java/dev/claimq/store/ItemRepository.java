@@ -193,6 +193,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
           "defaultLeaseSeconds",
           "limit",
           "dryRun",
+          "previewTag",
           "note",
           "actor");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
@@ -664,34 +665,48 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .reduce(ItemRepository::onlyOne);
   }
 
-  /** What a filtered operator action did (or, on a dry run, would do), and whether more match. */
-  public record Matching(List<Item> items, boolean changed, boolean more) {}
+  /**
+   * Which items a filtered operator action takes: those the filter matches, newest first, at most
+   * {@code limit}; a dry run changes nothing. A {@code previewTag} (null: none) is a dry run's: the
+   * action is then made only if the filter picks exactly the items that dry run listed, each
+   * unchanged since.
+   */
+  public record Selection(ItemFilter filter, int limit, boolean dryRun, String previewTag) {}
 
-  /** Retries up to {@code limit} failed or cancelled items the filter matches, newest first. */
-  public Matching retryMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return matching("retry", filter, limit, dryRun, null, actor);
+  /**
+   * What a filtered operator action did (or, on a dry run, would do), whether more match, the tag
+   * of the items it picked as they were picked, and whether they were the ones its previewTag named
+   * (true without one). Nothing changed unless {@code changed}.
+   */
+  public record Matching(
+      List<Item> items, boolean changed, boolean more, String previewTag, boolean asPreviewed) {}
+
+  /** Retries the failed or cancelled items selected. */
+  public Matching retryMatching(Selection selection, String actor) {
+    return matching("retry", selection, null, actor);
   }
 
-  /** Cancels up to {@code limit} pending or failed items the filter matches, newest first. */
-  public Matching cancelMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return matching("cancel", filter, limit, dryRun, null, actor);
+  /** Cancels the pending or failed items selected. */
+  public Matching cancelMatching(Selection selection, String actor) {
+    return matching("cancel", selection, null, actor);
   }
 
-  /** Approves up to {@code limit} held items the filter matches, newest first. */
-  public Matching approveMatching(ItemFilter filter, int limit, boolean dryRun, String actor) {
-    return matching("approve", filter, limit, dryRun, null, actor);
+  /** Approves the held items selected. */
+  public Matching approveMatching(Selection selection, String actor) {
+    return matching("approve", selection, null, actor);
   }
 
-  /** Rejects up to {@code limit} held items the filter matches, with one reason, newest first. */
-  public Matching rejectMatching(
-      ItemFilter filter, int limit, boolean dryRun, String reason, String actor) {
-    return matching("reject", filter, limit, dryRun, reason, actor);
+  /** Rejects the held items selected, with one reason. */
+  public Matching rejectMatching(Selection selection, String reason, String actor) {
+    return matching("reject", selection, reason, actor);
   }
 
-  private Matching matching(
-      String action, ItemFilter filter, int limit, boolean dryRun, String note, String actor) {
-    boolean[] more = {false};
-    List<Item> items =
+  /** A row of act-on-matching: an item (null in the row of a selection of none), and the tag. */
+  private record Picked(Item item, boolean more, String previewTag, boolean asPreviewed) {}
+
+  private Matching matching(String action, Selection selection, String note, String actor) {
+    ItemFilter filter = selection.filter();
+    List<Picked> rows =
         ACT_ON_MATCHING
             .on(dataSource)
             .within(longStatement)
@@ -702,16 +717,25 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
             .set("reason", filter.reason())
             .set("updatedAfter", filter.updatedAfter())
             .set("updatedBefore", filter.updatedBefore())
-            .set("limit", limit)
-            .set("dryRun", dryRun)
+            .set("limit", selection.limit())
+            .set("dryRun", selection.dryRun())
+            .set("previewTag", selection.previewTag())
             .set("note", note)
             .set("actor", actor)
             .list(
-                row -> {
-                  more[0] = row.getBoolean("more");
-                  return ITEMS.map(row);
-                });
-    return new Matching(items, !dryRun, more[0]);
+                row ->
+                    new Picked(
+                        row.getObject("id") == null ? null : versioned(row),
+                        row.getBoolean("more"),
+                        row.getString("preview_tag"),
+                        row.getBoolean("as_previewed")));
+    Picked tag = rows.get(0); // the statement answers the tag's row even when nothing matches
+    return new Matching(
+        rows.stream().map(Picked::item).filter(java.util.Objects::nonNull).toList(),
+        !selection.dryRun() && tag.asPreviewed(),
+        tag.more(),
+        tag.previewTag(),
+        tag.asPreviewed());
   }
 
   /** Items whose id, dedupe key, idempotency key or external reference is the text; newest 20. */

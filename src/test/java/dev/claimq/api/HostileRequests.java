@@ -423,6 +423,8 @@ final class HostileRequests {
         return targets.queue();
       case "dryRun":
         return true; // a valid bulk call that changes nothing
+      case "previewTag":
+        return null; // a dry run confirms no earlier one: its mutations start from nothing
       default:
         break;
     }
@@ -1343,6 +1345,9 @@ final class HostileRequests {
    * The base value of a string field: never an earlier edit's result (combine keeps them apart).
    */
   private static String text(Object base) {
+    if (base == null) {
+      return ""; // a field the base leaves null
+    }
     if (!(base instanceof String text)) {
       throw new IllegalStateException("not a string to splice into: " + base);
     }

@@ -1,8 +1,10 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.actionsOn;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.fail;
+import static dev.claimq.Api.failedForGood;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
@@ -108,12 +110,12 @@ class ItemIfMatchTest extends AsAdmin {
     problem(change(id, "cancel", read, null), 412, "item-changed")
         .body("detail", containsString("(it is now pending, last changed at "));
     item(id).then().body("state", equalTo("pending"));
-    assertThat(actions(id)).containsExactly("retry");
+    assertThat(actionsOn(id)).containsExactly("retry");
 
     Response cancelled = change(id, "cancel", tag(id), null);
     cancelled.then().statusCode(200).body("state", equalTo("cancelled"));
     assertThat(cancelled.header("ETag")).isEqualTo(tag(id));
-    assertThat(actions(id)).containsExactly("retry", "cancel");
+    assertThat(actionsOn(id)).containsExactly("retry", "cancel");
   }
 
   @Test
@@ -133,7 +135,7 @@ class ItemIfMatchTest extends AsAdmin {
         .then()
         .body("state", equalTo("failed"))
         .body("lastError", equalTo("a different failure"));
-    assertThat(actions(id)).containsExactly("retry");
+    assertThat(actionsOn(id)).containsExactly("retry");
 
     change(id, "resolve", tag(id), word).then().statusCode(200).body("state", equalTo("done"));
   }
@@ -151,7 +153,7 @@ class ItemIfMatchTest extends AsAdmin {
     problem(change(id, "approve", read, Map.of()), 412, "item-changed");
     problem(change(id, "reject", read, Map.of("reason", "no")), 412, "item-changed");
     item(id).then().body("state", equalTo("held"));
-    assertThat(actions(id)).containsExactly("reject", "retry");
+    assertThat(actionsOn(id)).containsExactly("reject", "retry");
 
     Response approved = change(id, "approve", tag(id), Map.of());
     approved.then().statusCode(200).body("state", equalTo("pending"));
@@ -173,7 +175,7 @@ class ItemIfMatchTest extends AsAdmin {
                     .statusCode());
     assertThat(Collections.frequency(statuses, 200)).as(statuses.toString()).isEqualTo(1);
     assertThat(Collections.frequency(statuses, 412)).as(statuses.toString()).isEqualTo(7);
-    assertThat(actions(id)).hasSize(1);
+    assertThat(actionsOn(id)).hasSize(1);
   }
 
   @Test
@@ -191,17 +193,13 @@ class ItemIfMatchTest extends AsAdmin {
     problem(change(id, "cancel", "7", null), 400, "invalid-request")
         .body("errors[0].field", equalTo("If-Match"));
     item(id).then().body("state", equalTo("failed"));
-    assertThat(actions(id)).isEmpty();
+    assertThat(actionsOn(id)).isEmpty();
   }
 
   /** An item that failed for good on its first attempt. */
   private static String failedItem(String queue) {
     String id = enqueued(queue, "k", 1);
-    String token = claim(id, Map.of()).then().statusCode(200).extract().path("claimToken");
-    fail(id, Map.of("claimToken", token, "error", "boom", "retryable", false))
-        .then()
-        .statusCode(200);
-    item(id).then().body("state", equalTo("failed"));
+    failedForGood(id);
     return id;
   }
 
@@ -225,14 +223,5 @@ class ItemIfMatchTest extends AsAdmin {
       request.contentType(ContentType.JSON).body(body);
     }
     return request.post("/v1/items/{id}/" + action, id);
-  }
-
-  /** The item's operator actions, oldest first. */
-  private static List<String> actions(String id) {
-    return RestAssured.get("/v1/items/{id}/actions", id)
-        .then()
-        .statusCode(200)
-        .extract()
-        .path("actions.action");
   }
 }

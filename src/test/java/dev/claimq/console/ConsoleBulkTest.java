@@ -81,4 +81,34 @@ class ConsoleBulkTest extends ConsoleTest {
     assertThat(Seed.state(items.get(0))).isEqualTo("failed");
     assertThat(Seed.state(late)).isEqualTo("failed");
   }
+
+  @Test
+  void
+      a_confirmation_after_another_operator_changed_a_previewed_item_does_nothing_and_previews_again() {
+    String queue = uniqueQueue("bulkstale");
+    List<String> items =
+        IntStream.range(0, 3)
+            .mapToObj(i -> Seed.failed(queue, "p/" + i, "mailer-1", "HTTP 503 from provider"))
+            .toList();
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/bulk?queue=" + queue);
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result-title"), "3 items will be retried");
+
+    // Meanwhile another operator cancels one of them: it was previewed as failed, to be retried.
+    Seed.as(Seed.OPERATOR).post("/v1/items/{id}/cancel", items.get(1)).then().statusCode(200);
+    browser.click(By.id("confirm"));
+    browser.text(By.id("messages"), "Bulk retry refused (409): nothing was done.");
+    browser.text(By.id("bulk-result-title"), "2 items will be retried");
+    assertThat(Seed.state(items.get(0))).isEqualTo("failed");
+    assertThat(Seed.state(items.get(2))).isEqualTo("failed");
+
+    // The new preview is what matches now, and its confirmation goes ahead.
+    browser.click(By.id("confirm"));
+    browser.text(By.id("bulk-result-title"), "2 items retried");
+    assertThat(Seed.state(items.get(0))).isEqualTo("pending");
+    assertThat(Seed.state(items.get(1))).isEqualTo("cancelled");
+    assertThat(Seed.state(items.get(2))).isEqualTo("pending");
+  }
 }

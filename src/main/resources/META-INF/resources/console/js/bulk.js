@@ -1,5 +1,5 @@
 // Bulk: retry, cancel, approve or reject everything that matches a filter. A dry run first says
-// how many and which; only the confirmation acts, with the same filter, and says what it did.
+// how many and which; only the confirmation acts, on exactly those items, and says what it did.
 
 import { outcomeUnknown, post } from './api.js';
 import { acting, h, heading, problem, replace, unknown } from './dom.js';
@@ -93,29 +93,39 @@ export async function render(main, { params, me, say }) {
       ? `No ${body.state || 'held'} item matches: nothing to ${which}.`
       : `${count}${found.more ? '+' : ''} item${count === 1 ? '' : 's'} will be ${words.done}`
         + `${found.more ? ` (the first ${count}; more match beyond the limit)` : ''}:`);
-    // The confirmation acts on what was previewed: items changed since the preview (a new
-    // failure, say) are left out by an updatedBefore just past the newest item shown.
+    // The confirmation acts on what was previewed: it names the preview (previewTag), so that it
+    // does nothing if any item shown changed since. Items that change after the preview (a new
+    // failure, say) are left out by an updatedBefore just past the newest item shown, so that a
+    // storm of new failures does not refuse every confirmation.
     const upTo = body.updatedBefore || (count === 0 ? undefined
       : new Date(Math.max(...found.items.map((i) => Date.parse(i.updatedAt))) + 1).toISOString());
     const confirm = count === 0 ? null : h('button', { type: 'button', id: 'confirm',
       class: which === 'cancel' || which === 'reject' ? 'danger' : null,
-      onclick: acting(() => run(which, body, upTo), 'main') },
+      onclick: acting(() => run(which, body, { updatedBefore: upTo, previewTag: found.previewTag }),
+        'main') },
     `${words.verb} ${count} item${count === 1 ? '' : 's'}`);
     replace(out, title, h('ul', { class: 'failures', id: 'bulk-items' }, found.items.map(failure)),
       confirm ? [
-        h('p', { class: 'hint' }, `Acts on items changed before ${upTo}, as previewed; anything`
-          + ' that changes after the preview waits for the next one.'),
+        h('p', { class: 'hint' }, `Acts on exactly these items, as shown (changed before ${upTo}):`
+          + ' if any of them changes first, nothing is done and a new preview shows what matches.'),
         h('div', { class: 'buttons' }, confirm,
           h('button', { type: 'button', id: 'discard', onclick: () => replace(out) }, 'Discard')),
       ] : null);
     title.focus();
   }
 
-  async function run(which, body, upTo) {
+  async function run(which, body, previewed) {
     let done;
     try {
-      done = await post(`/v1/items:${which}`, { ...body, dryRun: false, updatedBefore: upTo });
+      done = await post(`/v1/items:${which}`, { ...body, dryRun: false, ...previewed });
     } catch (e) {
+      if (e.status === 409 && e.problem?.type?.endsWith('/preview-changed')) {
+        await preview(which, body);
+        say(`Bulk ${which} refused (409): nothing was done. The items changed since the preview`
+          + ' (one was changed by someone else, or no longer matches, or another matches now);'
+          + ' the preview below is what matches now.', 'warning');
+        return;
+      }
       if (!outcomeUnknown(e)) {
         replace(out, problem(e, `The bulk ${which} was refused`));
         return;
