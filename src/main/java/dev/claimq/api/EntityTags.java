@@ -6,10 +6,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A queue policy's entity tag, {@code "7"} for version 7, and the If-Match that names it (RFC 9110,
- * 8.8.3 and 13.1.1): a list of entity tags, or {@code *}. Tags are compared strongly, so a weak one
- * ({@code W/"7"}) or one that is no version of ours matches nothing; one that is not an entity tag
- * at all is refused with 400, since guessing what it meant could overwrite a change.
+ * The entity tag of a queue policy's or an item's version, {@code "7"} for version 7, and the
+ * If-Match that names it (RFC 9110, 8.8.3 and 13.1.1): a list of entity tags, or {@code *}. Tags
+ * are compared strongly, so a weak one ({@code W/"7"}) or one that is no version of ours matches
+ * nothing; one that is not an entity tag at all is refused with 400, since guessing what it meant
+ * could overwrite a change.
  */
 final class EntityTags {
   static final String IF_MATCH = "If-Match";
@@ -27,8 +28,9 @@ final class EntityTags {
   }
 
   /**
-   * The versions the If-Match header lines name; null when there is none or it is {@code *} (the
-   * policy always has a representation, defaults at least), so that the change is unconditional.
+   * The versions the If-Match header lines name; null when there is none or it is {@code *} (a
+   * policy always has a representation, defaults at least, and an item that does not exist is a 404
+   * anyway), so that the request is unconditional.
    */
   static long[] versions(List<String> lines) {
     if (lines == null || lines.isEmpty()) {
@@ -51,8 +53,8 @@ final class EntityTags {
       if (!element.lookingAt()) {
         throw new BadRequestException(
             IF_MATCH,
-            "'If-Match' must be * or a list of entity tags, such as \"7\" (the ETag a read of"
-                + " the policy answered): its value "
+            "'If-Match' must be * or a list of entity tags, such as \"7\" (the ETag a read"
+                + " answered): its value "
                 + "'"
                 + Params.shorten(value)
                 + "' is not.");

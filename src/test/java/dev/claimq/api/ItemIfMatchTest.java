@@ -191,7 +191,8 @@ class ItemIfMatchTest extends AsAdmin {
   void a_malformed_if_match_on_a_change_is_a_400_naming_it_and_changes_nothing() {
     String id = failedItem(uniqueQueue("etag"));
     problem(change(id, "cancel", "7", null), 400, "invalid-request")
-        .body("errors[0].field", equalTo("If-Match"));
+        .body("errors[0].field", equalTo("If-Match"))
+        .body("detail", containsString("such as \"7\" (the ETag a read answered)"));
     item(id).then().body("state", equalTo("failed"));
     assertThat(actionsOn(id)).isEmpty();
   }
