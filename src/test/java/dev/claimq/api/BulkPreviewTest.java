@@ -101,6 +101,21 @@ class BulkPreviewTest extends AsAdmin {
   }
 
   @Test
+  void a_confirmation_repeated_because_its_answer_was_lost_is_a_409_and_does_nothing_more() {
+    String queue = uniqueQueue("preview");
+    String id = failedItem(queue, "a");
+    String tag = bulk("retry", filter(queue, true, null)).path("previewTag");
+    bulk("retry", filter(queue, false, tag)).then().statusCode(200); // its answer is lost
+    failedForGood(id); // and the item, sent again, fails again: it matches the filter again
+
+    // Without the tag the repeat would retry it once more (a third send nobody previewed).
+    problem(bulk("retry", filter(queue, false, tag)), 409, "preview-changed")
+        .body("detail", containsString("(1 item matches)"));
+    assertThat(actionsOn(id)).containsExactly("retry");
+    item(id).then().body("state", equalTo("failed"));
+  }
+
+  @Test
   void of_confirmations_of_one_dry_run_racing_exactly_one_acts() throws Exception {
     String queue = uniqueQueue("preview");
     List<String> failed = List.of(failedItem(queue, "a"), failedItem(queue, "b"));
