@@ -137,9 +137,9 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     // The retry names the item as the page read it (If-Match): changed since, it is a 412.
     browser.text(By.id("messages"), "Retry refused (412)");
     assertThat(message(browser))
-        .startsWith("Retry refused (412): Item " + retried + " is at \"")
-        .contains("(it is now pending, last changed at ")
-        .endsWith(" It changed since this page showed it: it is now pending, as shown below.");
+        .isEqualTo(
+            "Retry refused (412): nothing was done. It changed since this page showed it: it is"
+                + " now pending, as shown below. Check it, and act again if it still applies.");
     browser.text(By.id("state"), "pending");
     assertThat(itemActions(retried, "retry")).isEqualTo(1);
 
@@ -149,9 +149,10 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     browser.submit(By.id("resolve-ref"), "msg_1");
     browser.text(By.id("messages"), "Resolve refused (412)");
     assertThat(message(browser))
-        .startsWith("Resolve refused (412): Item " + cancelled + " is at \"")
-        .contains("(it is now cancelled, last changed at ")
-        .endsWith(" It changed since this page showed it: it is now cancelled, as shown below.");
+        .isEqualTo(
+            "Resolve refused (412): nothing was done. It changed since this page showed it: it"
+                + " is now cancelled, as shown below. Check it, and act again if it still"
+                + " applies.");
     browser.text(By.id("state"), "cancelled");
     browser.text(By.id("action-log"), "cancel by dev-operator");
     assertThat(itemActions(cancelled, "resolve")).isZero();

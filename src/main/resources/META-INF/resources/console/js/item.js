@@ -163,8 +163,12 @@ function refusal(label, e, now) {
     return [`${unknown(label, e)} It may or may not have been done;`
       + ` ${as}. Check it before you act again.`, 'warning'];
   }
-  if ((e.status === 409 && e.problem.type?.endsWith('/state-conflict'))
-    || (e.status === 412 && e.problem.type?.endsWith('/item-changed'))) {
+  if (e.status === 412 && e.problem.type?.endsWith('/item-changed')) {
+    // The API's detail speaks of ETags; what the operator needs is that the page was stale.
+    return [`${label} refused${status}: nothing was done. It changed since this page showed it:`
+      + ` ${as}. Check it, and act again if it still applies.`, 'error'];
+  }
+  if (e.status === 409 && e.problem.type?.endsWith('/state-conflict')) {
     return [`${label} refused${status}: ${sentence(e.message)} It changed since this page showed it:`
       + ` ${as}.`, 'error'];
   }
