@@ -179,6 +179,21 @@ class ItemIfMatchTest extends AsAdmin {
   }
 
   @Test
+  void a_change_repeated_with_its_if_match_because_its_answer_was_lost_is_a_412() {
+    String queue = uniqueQueue("etag");
+    repeatedOnce(failedItem(queue), "cancel", null);
+    repeatedOnce(failedItem(queue + "-resolve"), "resolve", Map.of("externalRef", "ref-1"));
+  }
+
+  /** The action with If-Match goes ahead; sent again exactly so, it is a 412 and adds nothing. */
+  private static void repeatedOnce(String id, String action, Object body) {
+    String read = tag(id);
+    change(id, action, read, body).then().statusCode(200);
+    problem(change(id, action, read, body), 412, "item-changed");
+    assertThat(actionsOn(id)).as(action).containsExactly(action);
+  }
+
+  @Test
   void a_change_whose_state_is_wrong_but_whose_etag_is_current_is_still_a_409() {
     String id = enqueued(uniqueQueue("etag"), "k", 1);
     // Not failed, so not resolvable; the ETag is right, so it is not a 412.
