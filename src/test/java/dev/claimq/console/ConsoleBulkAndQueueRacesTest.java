@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.quarkus.test.junit.QuarkusTest;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
@@ -69,6 +70,31 @@ class ConsoleBulkAndQueueRacesTest extends ConsoleRacesTest {
     }
     assertThat(browser.visible(By.id("bulk-retry")).isSelected()).as("retry still chosen").isTrue();
     assertThat(browser.visible(By.id("bulk-cancel")).isEnabled()).as("usable again").isTrue();
+  }
+
+  @Test
+  void while_a_new_dry_run_is_held_the_earlier_previews_confirmation_cannot_be_used()
+      throws Exception {
+    String queue = uniqueQueue("bulkagain");
+    List<String> ids = failed(queue, 2);
+    Browser browser = signedIn("bulk?queue=" + queue, "POST", "/v1/items:retry", Relay.Fate.HELD);
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result-title"), "2 items will be retried");
+
+    browser.click(By.id("preview"));
+
+    // Read at once, while the relay still holds the second dry run.
+    assertThat(browser.script(ENABLED_CONTROLS)).as("usable while it is in flight").isEqualTo("");
+    browser.driver().findElement(By.id("confirm")).click();
+    // The second preview replaces the first, and its confirmation can be used.
+    browser.until(
+        driver -> Optional.of(driver.findElement(By.id("confirm"))).filter(WebElement::isEnabled));
+    assertThat(relay.seen("POST", "/v1/items:retry"))
+        .as("two dry runs, no confirmation")
+        .isEqualTo(2);
+    for (String id : ids) {
+      assertThat(itemActions(id, "retry")).isZero();
+    }
   }
 
   @Test

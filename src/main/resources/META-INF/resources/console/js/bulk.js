@@ -76,7 +76,9 @@ export async function render(main, { params, me, say }) {
     };
   }
 
-  form.addEventListener('submit', acting(() => preview(chosenAction(), request(true))));
+  // The whole screen waits for a dry run: an earlier preview's confirmation is not pressed while
+  // the preview that replaces it is on its way.
+  form.addEventListener('submit', acting(() => preview(chosenAction(), request(true)), 'main'));
 
   /** The dry run of the action with this body, and the confirmation that acts on what it shows. */
   async function preview(which, body) {
