@@ -51,8 +51,8 @@ public enum Outcome {
    */
   STALE_POLICY,
   /**
-   * An operator's retry made from a read the item has changed since (its If-Match names another
-   * version): not made, whatever the item's state now.
+   * An operator's retry, cancel, resolve, approval or rejection made from a read the item has
+   * changed since (its If-Match names another version): not made, whatever the item's state now.
    */
   STALE_ITEM,
   /** An operator's cancel of an item that is neither pending nor failed. */

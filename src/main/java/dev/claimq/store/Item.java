@@ -114,8 +114,9 @@ public class Item {
   @Transient public Instant heldSince;
 
   /**
-   * Set on an item read by id or retried: its row's version (the xmin of the row as it is, which
-   * every change of it replaces), answered as its ETag. Not a column.
+   * Set on an item read by id, changed by an operator or picked by a bulk action: its row's version
+   * (the xmin of the row as it is, which every change of it replaces), answered as its ETag. Not a
+   * column.
    */
   @Transient public Long version;
 }
