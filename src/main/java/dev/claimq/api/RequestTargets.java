@@ -21,6 +21,12 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  *       looked for that, and an item id was answered as "No item has id 'Ã©'".
  *   <li>percent-encoded bytes that are not UTF-8 (%E0%A4, %FF). JAX-RS decodes them to U+FFFD, so a
  *       refusal quoted, and a lookup used, text the client never sent.
+ *   <li>a ';' in the path. JAX-RS reads what follows it in a segment as matrix parameters, which no
+ *       claimq resource takes, and drops them: /v1/queues/emails;v=2/items enqueued into "emails",
+ *       and /v1/items;queue=emails listed every queue.
+ *   <li>a ';' in the query. The query decoder takes it for a separator, as '&amp;': a reason filter
+ *       sent as "a;queue=emails" was read as the reason "a" in the queue "emails". Encoded (%3B),
+ *       it is text.
  * </ul>
  *
  * A broken escape (%zz, or a '%' at the end) never gets here: Quarkus's HTTP layer parses every
@@ -47,6 +53,14 @@ public class RequestTargets {
       }
     }
     String path = request.path();
+    if (path != null && path.indexOf(';') >= 0) {
+      return invalid(
+          "The path '"
+              + LogText.oneLine(Params.shorten(path))
+              + "' has a ';': no path of this API takes parameters after one (matrix parameters),"
+              + " which would be dropped, not read. Send filters as query parameters.",
+          null);
+    }
     if (path != null && decoded(path, false) == null) {
       return invalid(
           "The path '"
@@ -56,6 +70,13 @@ public class RequestTargets {
           null);
     }
     String query = request.query();
+    if (query != null && query.indexOf(';') >= 0) {
+      return invalid(
+          "The query has a ';', which is read as a separator between parameters, as '&' is, and"
+              + " by some clients as text: percent-encode a ';' in a value as %3B, and separate"
+              + " parameters with '&'.",
+          null);
+    }
     if (query != null) {
       for (String pair : query.split("&")) {
         int equals = pair.indexOf('=');
@@ -77,11 +98,11 @@ public class RequestTargets {
     return null;
   }
 
-  /** Nothing to decode: no escape and no byte outside ASCII. */
+  /** Nothing to decode or refuse: no escape, no byte outside ASCII, no ';'. */
   private static boolean isPlain(String target) {
     for (int i = 0; i < target.length(); i++) {
       char c = target.charAt(i);
-      if (c == '%' || c >= 0x80) {
+      if (c == '%' || c >= 0x80 || c == ';') {
         return false;
       }
     }
