@@ -5,9 +5,15 @@ import dev.claimq.store.ItemState;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.chrono.IsoChronology;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
+import java.time.format.ResolverStyle;
+import java.time.temporal.ChronoField;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Locale;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -22,6 +28,30 @@ final class Params {
   private static final String CURSOR_PREFIX = "before:";
   static final Instant EARLIEST = Instant.parse("1970-01-01T00:00:00Z");
   static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
+
+  /**
+   * RFC 3339's date-time (section 5.6): seconds always, a fraction when wanted, an offset of hours
+   * and minutes or Z; T and Z in either case. OffsetDateTime.parse takes more (no seconds, an
+   * offset of hours alone or with seconds), which a client would see accepted here and refused by
+   * any other RFC 3339 reader.
+   */
+  private static final DateTimeFormatter RFC_3339 =
+      new DateTimeFormatterBuilder()
+          .parseCaseInsensitive()
+          .append(DateTimeFormatter.ISO_LOCAL_DATE)
+          .appendLiteral('T')
+          .appendValue(ChronoField.HOUR_OF_DAY, 2)
+          .appendLiteral(':')
+          .appendValue(ChronoField.MINUTE_OF_HOUR, 2)
+          .appendLiteral(':')
+          .appendValue(ChronoField.SECOND_OF_MINUTE, 2)
+          .optionalStart()
+          .appendFraction(ChronoField.NANO_OF_SECOND, 1, 9, true)
+          .optionalEnd()
+          .appendOffset("+HH:MM", "Z")
+          .toFormatter(Locale.ROOT)
+          .withResolverStyle(ResolverStyle.STRICT)
+          .withChronology(IsoChronology.INSTANCE);
 
   private Params() {}
 
@@ -155,7 +185,7 @@ final class Params {
     }
     Instant instant;
     try {
-      instant = OffsetDateTime.parse(value).toInstant();
+      instant = OffsetDateTime.parse(value, RFC_3339).toInstant();
     } catch (DateTimeParseException e) {
       throw new BadRequestException(
           field,

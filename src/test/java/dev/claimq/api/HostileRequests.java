@@ -1102,6 +1102,11 @@ final class HostileRequests {
           values.add(new String[] {QUERY, "no offset", "2026-01-01T00:00:00"});
           values.add(new String[] {QUERY, "nanoseconds", "2026-01-01T00:00:00.123456789Z"});
           values.add(new String[] {QUERY, "year 10000", "%2B10000-01-01T00:00:00Z"});
+          // Not RFC 3339, though java.time's ISO reader takes them: no seconds, an offset of
+          // hours alone or with seconds.
+          values.add(new String[] {QUERY, "no seconds", "2026-01-01T00:00Z"});
+          values.add(new String[] {QUERY, "offset in hours", "2026-01-01T00:00:00%2B01"});
+          values.add(new String[] {QUERY, "offset with seconds", "2026-01-01T00:00:00%2B01:00:30"});
         }
         case "reason", "q" -> values.add(new String[] {HUGE, "501 characters", "r".repeat(501)});
         default -> throw new IllegalStateException("say what is hostile for ?" + parameter);
