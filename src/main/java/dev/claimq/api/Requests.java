@@ -290,7 +290,9 @@ public final class Requests {
               description =
                   "The state to act on: failed (the default), or cancelled for a retry, pending"
                       + " for a cancel.",
-              enumeration = {"failed", "cancelled", "pending"})
+              enumeration = {"failed", "cancelled", "pending"},
+              defaultValue = "failed")
+          @JsonDeserialize(using = StrictJson.NullRefused.class)
           String state,
       @Schema(
               description = "Only items whose last error contains this text, in any case.",

@@ -145,6 +145,11 @@ final class HostileRequests {
       return requiredHere.contains(name);
     }
 
+    /** A default the document gives: left out, the field takes it; null must not (README). */
+    boolean hasDefault() {
+      return spec.has("default");
+    }
+
     List<Object> parent() {
       return path.subList(0, path.size() - 1);
     }
@@ -573,7 +578,7 @@ final class HostileRequests {
         edit(WRONG_TYPE, field, "as an array", base -> Json.listOf(1));
       }
       edit(WRONG_TYPE, field, "as an object", base -> new Json.Obj());
-      if (field.required()) {
+      if (field.required() || field.hasDefault()) {
         edit(WRONG_TYPE, field, "as null", base -> null);
       }
     }
