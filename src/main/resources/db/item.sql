@@ -178,7 +178,9 @@ SELECT true AS changed, claimed.*,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
                     'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
-                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                    'error', a.error, 'sentUnknown', a.sent_unknown, 'finishedBy', a.finished_by,
+                    'lateExternalRef', a.late_external_ref, 'lateReportedAt', a.late_reported_at,
+                    'lateReportedBy', a.late_reported_by) ORDER BY a.id)
                   FROM attempt a WHERE a.item_id = claimed.id), '[]') AS prior_attempts
 FROM claimed
 UNION ALL
@@ -226,7 +228,9 @@ SELECT claimed.*,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
                     'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
-                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                    'error', a.error, 'sentUnknown', a.sent_unknown, 'finishedBy', a.finished_by,
+                    'lateExternalRef', a.late_external_ref, 'lateReportedAt', a.late_reported_at,
+                    'lateReportedBy', a.late_reported_by) ORDER BY a.id)
                   FROM attempt a WHERE a.item_id = claimed.id), '[]') AS prior_attempts
 FROM claimed;
 
@@ -276,7 +280,9 @@ SELECT claimed.*,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
                     'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
-                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                    'error', a.error, 'sentUnknown', a.sent_unknown, 'finishedBy', a.finished_by,
+                    'lateExternalRef', a.late_external_ref, 'lateReportedAt', a.late_reported_at,
+                    'lateReportedBy', a.late_reported_by) ORDER BY a.id)
                   FROM attempt a WHERE a.item_id = claimed.id), '[]') AS prior_attempts
 FROM claimed;
 
@@ -396,7 +402,9 @@ SELECT true, true, false, claimed.*, NULL,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
                     'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,
-                    'error', a.error, 'sentUnknown', a.sent_unknown) ORDER BY a.id)
+                    'error', a.error, 'sentUnknown', a.sent_unknown, 'finishedBy', a.finished_by,
+                    'lateExternalRef', a.late_external_ref, 'lateReportedAt', a.late_reported_at,
+                    'lateReportedBy', a.late_reported_by) ORDER BY a.id)
                   FROM attempt a WHERE a.item_id = claimed.id), '[]')
 FROM claimed;
 

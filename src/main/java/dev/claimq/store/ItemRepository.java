@@ -1062,6 +1062,10 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
     attempt.outcome = text(json, "outcome");
     attempt.error = text(json, "error");
     attempt.sentUnknown = json.path("sentUnknown").asBoolean();
+    attempt.finishedBy = text(json, "finishedBy");
+    attempt.lateExternalRef = text(json, "lateExternalRef");
+    attempt.lateReportedAt = instant(json, "lateReportedAt");
+    attempt.lateReportedBy = text(json, "lateReportedBy");
     return attempt;
   }
 

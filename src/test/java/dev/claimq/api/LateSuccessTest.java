@@ -77,6 +77,30 @@ class LateSuccessTest extends AsAdmin {
   }
 
   @Test
+  void a_claims_prior_attempts_are_the_items_attempts_as_its_history_reads_them() {
+    // Attempt 1 failed (finishedBy its key), then reported late as sent while attempt 2 held the
+    // item; attempt 2 failed too. The third claim's priorAttempts must say all of it, as
+    // GET /attempts does: they once left out who finished each attempt and its late success.
+    String id = enqueued(uniqueQueue("late-prior"), "k", 1);
+    String first = claim(id, Map.of("worker", "first")).path("claimToken");
+    fail(id, Map.of("claimToken", first, "error", "timeout", "retryAfterSeconds", 0))
+        .then()
+        .statusCode(200);
+    String second = claim(id, Map.of("worker", "second")).path("claimToken");
+    problem(complete(id, Map.of("claimToken", first, "externalRef", "msg_1")), 409, "stale-claim");
+    fail(id, Map.of("claimToken", second, "error", "again", "retryAfterSeconds", 0))
+        .then()
+        .statusCode(200);
+
+    List<Map<String, Object>> prior = claim(id, Map.of("worker", "third")).path("priorAttempts");
+
+    List<Map<String, Object>> history = attempts(id);
+    assertThat(history).hasSize(3);
+    assertThat(prior).isEqualTo(history.subList(0, 2));
+    assertThat(prior.get(0)).containsEntry("finishedBy", "dev-admin").containsKey("lateSuccess");
+  }
+
+  @Test
   void a_late_complete_turns_a_failed_item_done() throws Exception {
     String id = enqueued(uniqueQueue("late-failed"), "k", 1);
     String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
