@@ -243,6 +243,8 @@ public class ItemsResource {
       required = false,
       content =
           @Content(
+              // Only JSON is read; */* in @Consumes is there for the bare POST alone.
+              mediaType = MediaType.APPLICATION_JSON,
               schema = @Schema(implementation = Requests.Claim.class),
               examples = @ExampleObject(name = "claim", value = ApiExamples.CLAIM)))
   @APIResponse(responseCode = "200", ref = "Claimed")

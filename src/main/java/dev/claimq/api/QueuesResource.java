@@ -165,6 +165,8 @@ public class QueuesResource {
       required = false,
       content =
           @Content(
+              // Only JSON is read; */* in @Consumes is there for the bare POST alone.
+              mediaType = MediaType.APPLICATION_JSON,
               schema = @Schema(implementation = Requests.ClaimNext.class),
               examples = @ExampleObject(name = "long poll", value = ApiExamples.CLAIM_NEXT)))
   @APIResponse(responseCode = "200", ref = "Claimed")
