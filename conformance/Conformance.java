@@ -1611,7 +1611,7 @@ public class Conformance {
       }
       Integer lease = integer(body, "leaseSeconds", 1, 43200);
       Integer wait = integer(body, "waitSeconds", 0, 20);
-      if (lease == Integer.MIN_VALUE || wait == Integer.MIN_VALUE) {
+      if (Objects.equals(lease, Integer.MIN_VALUE) || Objects.equals(wait, Integer.MIN_VALUE)) {
         return Reply.problem(400, "invalid-request", "leaseSeconds or waitSeconds is out of range");
       }
       double deadline = run.now() + (wait == null ? 0 : wait);
