@@ -1578,7 +1578,9 @@ public class Conformance {
       Integer wait = integer(next, "waitSeconds", 0, 20);
       if (Objects.equals(lease, Integer.MIN_VALUE) || Objects.equals(wait, Integer.MIN_VALUE)) {
         return Reply.problem(
-            400, "invalid-request", "next.leaseSeconds or next.waitSeconds is out of range");
+            400,
+            "invalid-request",
+            "next.leaseSeconds or next.waitSeconds is null or out of range" + LEAVE_IT_OUT);
       }
       Map<String, Object> report = new LinkedHashMap<>(body);
       report.remove("next");
@@ -1612,7 +1614,10 @@ public class Conformance {
       Integer lease = integer(body, "leaseSeconds", 1, 43200);
       Integer wait = integer(body, "waitSeconds", 0, 20);
       if (Objects.equals(lease, Integer.MIN_VALUE) || Objects.equals(wait, Integer.MIN_VALUE)) {
-        return Reply.problem(400, "invalid-request", "leaseSeconds or waitSeconds is out of range");
+        return Reply.problem(
+            400,
+            "invalid-request",
+            "leaseSeconds or waitSeconds is null or out of range" + LEAVE_IT_OUT);
       }
       double deadline = run.now() + (wait == null ? 0 : wait);
       while (true) {
@@ -1672,7 +1677,8 @@ public class Conformance {
         case "heartbeat" -> {
           Integer lease = integer(body, "leaseSeconds", 1, 43200);
           if (lease != null && lease == Integer.MIN_VALUE) {
-            return Reply.problem(400, "invalid-request", "leaseSeconds is out of range");
+            return Reply.problem(
+                400, "invalid-request", "leaseSeconds is null or out of range" + LEAVE_IT_OUT);
           }
           item.leaseEndsNanos =
               System.nanoTime() + (lease == null ? item.leaseSeconds : lease) * 1_000_000_000L;
@@ -1704,7 +1710,16 @@ public class Conformance {
           if (!(retryable instanceof Boolean)) {
             return Reply.problem(400, "invalid-request", "retryable must be true or false");
           }
-          Integer after = integer(body, "retryAfterSeconds", 0, 86400);
+          Object sent = body.getOrDefault("sent", "no");
+          if (!"no".equals(sent) && !"unknown".equals(sent)) {
+            return Reply.problem(
+                400, "invalid-request", "sent must be no or unknown, or left out for no");
+          }
+          // No default, so null is none, as claimq takes it.
+          Integer after =
+              body.get("retryAfterSeconds") == null
+                  ? null
+                  : integer(body, "retryAfterSeconds", 0, 86400);
           if (after != null && after == Integer.MIN_VALUE) {
             return Reply.problem(400, "invalid-request", "retryAfterSeconds is out of range");
           }
@@ -1718,7 +1733,8 @@ public class Conformance {
         default -> { // release
           Integer delay = integer(body, "delaySeconds", 0, 86400);
           if (delay != null && delay == Integer.MIN_VALUE) {
-            return Reply.problem(400, "invalid-request", "delaySeconds is out of range");
+            return Reply.problem(
+                400, "invalid-request", "delaySeconds is null or out of range" + LEAVE_IT_OUT);
           }
           item.released = true;
           item.pastTokens.add(item.token);
@@ -1782,12 +1798,18 @@ public class Conformance {
       }
     }
 
-    /** null when absent; Integer.MIN_VALUE when not a whole number in range. */
+    /** The end of a refusal of a field with a default, as claimq words it. */
+    private static final String LEAVE_IT_OUT = ": leave a field out to take its default";
+
+    /**
+     * null when left out; Integer.MIN_VALUE when not a whole number in range, null included:
+     * claimq takes a field's default only when it is left out, and answers an explicit null 400.
+     */
     private static Integer integer(Map<String, Object> body, String field, int min, int max) {
-      Object value = body.get(field);
-      if (value == null) {
+      if (!body.containsKey(field)) {
         return null;
       }
+      Object value = body.get(field);
       if (value instanceof BigDecimal number) {
         try {
           int n = number.intValueExact();

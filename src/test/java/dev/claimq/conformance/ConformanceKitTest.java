@@ -66,6 +66,11 @@ class ConformanceKitTest {
         "claims without waiting and at once again on 204",
         "\"waitSeconds\": args.wait_seconds}",
         "\"waitSeconds\": 0}"),
+    SENDS_NULL_FOR_A_DEFAULT(
+        "claim-send-complete",
+        "claims with leaseSeconds: null, which claimq refuses, instead of leaving it out",
+        "\"leaseSeconds\": args.lease_seconds,",
+        "\"leaseSeconds\": None,"),
     RESENDS_AFTER_409(
         "stale-claim-not-resent",
         "sends again when its complete is answered 409",
