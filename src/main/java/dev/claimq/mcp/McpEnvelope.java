@@ -91,6 +91,15 @@ public class McpEnvelope {
     } catch (IOException e) {
       refuse(context, null, PARSE_ERROR, "The body is not one JSON value: " + reason(e));
       return;
+    } catch (NumberFormatException e) {
+      // Jackson's one unchecked refusal of text it has tokenized: a number kept exactly (as a
+      // BigDecimal) whose exponent is past an int, such as 1e2147483648.
+      refuse(
+          context,
+          null,
+          PARSE_ERROR,
+          "The body cannot be read: a number in it has an exponent out of range.");
+      return;
     }
     if (body == null || body.isMissingNode()) {
       refuse(context, null, PARSE_ERROR, "The body is empty: send one JSON-RPC message.");

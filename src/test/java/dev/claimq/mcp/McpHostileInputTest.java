@@ -173,6 +173,31 @@ class McpHostileInputTest {
   }
 
   @Test
+  void a_number_whose_exponent_is_out_of_range_is_a_parse_error_not_a_server_error()
+      throws Exception {
+    List<String> bodies =
+        List.of(
+            "{\"jsonrpc\":\"2.0\",\"id\":1e2147483648,\"method\":\"ping\"}",
+            enqueue("41", "k", "[1e2147483648]"),
+            enqueue("42", "k", "{\"n\":-1e-2147483649}"),
+            "[" + enqueue("43", "k", "1") + "," + enqueue("44", "j", "0e2147483648") + "]");
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String body : bodies) {
+        HttpResponse<String> answer = post(body);
+
+        assertThat(answer.statusCode()).as(body + " -> " + answer.body()).isEqualTo(400);
+        JsonNode error = message(answer);
+        assertThat(error.path("id").isNull()).as(answer.body()).isTrue();
+        assertThat(error.path("error").path("code").asInt()).isEqualTo(-32700);
+        assertThat(error.path("error").path("message").asText())
+            .isEqualTo("The body cannot be read: a number in it has an exponent out of range.");
+      }
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
   void what_is_valid_is_stored_exactly_as_sent() throws Exception {
     String payload =
         "{\"amount\":0.30000000000000000001,\"price\":1.50,\"big\":123456789012345678901234567890}";
