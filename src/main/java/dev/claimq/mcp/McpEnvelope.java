@@ -25,11 +25,13 @@ import java.util.Set;
 
 /**
  * Refuses a POST to /mcp whose JSON-RPC envelope is broken before the MCP extension reads it: the
- * extension answers an empty batch, a bare number or array params with a 500, and arguments that
- * are not an object with an ERROR line. Here each is a JSON-RPC error (HTTP 400) that says what is
- * wrong, as the REST API says it in a problem: what reaches the extension is well formed UTF-8
- * JSON, each request with an id of its own. A body declared in a way it is not read (not as JSON, a
- * charset other than UTF-8, a content coding) is a 415 problem, as on the API.
+ * extension answers an empty batch, a bare number, array params, and params of another shape than
+ * MCP gives its method (McpParams) with a 500 and an ERROR line, or with no answer at all. Here
+ * each is a JSON-RPC error (HTTP 400) that says what is wrong, as the REST API says it in a
+ * problem: what reaches the extension is well formed UTF-8 JSON that can be read exactly, each
+ * request with an id of its own and params of its method's shape. A body declared in a way it is
+ * not read (not as JSON, a charset other than UTF-8, a content coding) is a 415 problem, as on the
+ * API.
  */
 @ApplicationScoped
 public class McpEnvelope {
@@ -225,20 +227,10 @@ public class McpEnvelope {
       refuse(context, id, INVALID_PARAMS, unstorable);
       return false;
     }
-    if ("tools/call".equals(method.textValue())) {
-      if (params == null || !params.path("name").isTextual()) {
-        refuse(context, id, INVALID_PARAMS, "'params.name' must name a tool, as a string.");
-        return false;
-      }
-      JsonNode arguments = params.get("arguments");
-      if (arguments != null && !arguments.isObject() && !arguments.isNull()) {
-        refuse(
-            context,
-            id,
-            INVALID_PARAMS,
-            "'params.arguments' must be an object of the tool's arguments, by name.");
-        return false;
-      }
+    String misshapen = McpParams.whyNot(method.textValue(), params);
+    if (misshapen != null) {
+      refuse(context, id, INVALID_PARAMS, misshapen);
+      return false;
     }
     return true;
   }

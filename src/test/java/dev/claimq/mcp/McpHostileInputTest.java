@@ -197,6 +197,151 @@ class McpHostileInputTest {
     }
   }
 
+  /** Params the MCP schema shapes otherwise, by what the answer must say; ids from 50. */
+  private static Map<String, String> misshapenParams() {
+    Map<String, String> cases = new LinkedHashMap<>();
+    String client = "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}";
+    String named = client + ",\"clientInfo\":{\"name\":\"c\",\"version\":\"1\",";
+    cases.put(
+        "\"tools/call\",\"params\":{\"name\":\"list_my_work\",\"arguments\":{},\"_meta\":\"x\"}",
+        "'params._meta' must be an object.");
+    cases.put(
+        "\"tools/call\",\"params\":{\"name\":\"list_my_work\",\"_meta\":[1]}",
+        "'params._meta' must be an object.");
+    cases.put("\"ping\",\"params\":{\"_meta\":7}", "'params._meta' must be an object.");
+    cases.put(
+        "\"ping\",\"params\":{\"_meta\":{\"progressToken\":{}}}",
+        "'params._meta.progressToken' must be a string or a number.");
+    cases.put(
+        "\"initialize\",\"params\":{" + client + ",\"clientInfo\":null}",
+        "'params.clientInfo' must be an object.");
+    cases.put(
+        "\"initialize\",\"params\":{" + client + ",\"clientInfo\":\"me\"}",
+        "'params.clientInfo' must be an object.");
+    cases.put(
+        "\"initialize\",\"params\":{" + client + ",\"clientInfo\":[]}",
+        "'params.clientInfo' must be an object.");
+    cases.put(
+        "\"initialize\",\"params\":{" + client + "}",
+        "'params.clientInfo' is missing: initialize needs it, as an object.");
+    cases.put(
+        "\"initialize\",\"params\":{" + client + ",\"clientInfo\":{\"name\":\"c\"}}",
+        "'params.clientInfo.version' is missing: initialize needs it, as a string.");
+    cases.put(
+        "\"initialize\",\"params\":{" + named + "\"icons\":[{\"src\":\"i\",\"theme\":\"blue\"}]}}",
+        "'params.clientInfo.icons[0].theme' must be one of light, dark.");
+    cases.put(
+        "\"initialize\",\"params\":{" + named + "\"icons\":[{\"src\":\"i\",\"sizes\":[48]}]}}",
+        "'params.clientInfo.icons[0].sizes[0]' must be a string.");
+    cases.put(
+        "\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
+            + "{\"roots\":true},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}",
+        "'params.capabilities.roots' must be an object.");
+    cases.put(
+        "\"completion/complete\",\"params\":{\"ref\":5,\"argument\":\"x\"}",
+        "'params.ref' must be an object.");
+    cases.put(
+        "\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"},"
+            + "\"argument\":{\"name\":\"a\"}}",
+        "'params.argument.value' is missing: completion/complete needs it, as a string.");
+    cases.put(
+        "\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/tool\",\"name\":\"p\"},"
+            + "\"argument\":{\"name\":\"a\",\"value\":\"\"}}",
+        "'params.ref.type' must be one of ref/prompt, ref/resource.");
+    cases.put(
+        "\"logging/setLevel\"", "'params' is missing: logging/setLevel needs it, as an object.");
+    cases.put(
+        "\"logging/setLevel\",\"params\":{\"level\":7}",
+        "'params.level' must be one of debug, info, notice, warning, error, critical, alert,"
+            + " emergency.");
+    cases.put(
+        "\"resources/subscribe\",\"params\":{}",
+        "'params.uri' is missing: resources/subscribe needs it, as a string.");
+    cases.put("\"tools/list\",\"params\":{\"cursor\":5}", "'params.cursor' must be a string.");
+    cases.put(
+        "\"prompts/get\",\"params\":{\"name\":\"p\",\"arguments\":{\"a\":1}}",
+        "'params.arguments.a' must be a string.");
+    return cases;
+  }
+
+  @Test
+  void params_not_shaped_as_mcp_says_are_invalid_params_before_the_extension_reads_them()
+      throws Exception {
+    List<String> wrong = new ArrayList<>();
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      int id = 50;
+      for (Map.Entry<String, String> each : misshapenParams().entrySet()) {
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":" + ++id + ",\"method\":" + each.getKey() + "}";
+        // In a session and as the first message of one: the extension reads params in both.
+        for (boolean inSession : new boolean[] {true, false}) {
+          HttpResponse<String> answer;
+          try {
+            answer = inSession ? post(body) : postWithoutSession(body);
+          } catch (java.net.http.HttpTimeoutException e) {
+            wrong.add(shorten(body) + ": no answer");
+            continue;
+          }
+          JsonNode error = answer.statusCode() == 400 ? message(answer) : null;
+          if (error == null
+              || error.path("id").asInt() != id
+              || error.path("error").path("code").asInt() != -32602
+              || !each.getValue().equals(error.path("error").path("message").asText())) {
+            wrong.add(shorten(body) + ": " + answer.statusCode() + " " + shorten(answer.body()));
+          }
+        }
+      }
+      assertThat(wrong).as("not refused as invalid params").isEmpty();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void params_shaped_as_mcp_says_still_reach_the_extension() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> opened =
+          postWithoutSession(
+              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                  + "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"roots\":"
+                  + "{\"listChanged\":true},\"sampling\":{},\"experimental\":{\"x\":{}}},"
+                  + "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\",\"title\":\"C\","
+                  + "\"websiteUrl\":\"https://example.com\",\"icons\":[{\"src\":\"i\","
+                  + "\"sizes\":[\"48x48\"],\"theme\":\"dark\"}]},\"_meta\":{}}}");
+      assertThat(opened.statusCode()).as(opened.body()).isEqualTo(200);
+      assertThat(message(opened).path("result").path("protocolVersion").asText())
+          .isEqualTo("2025-11-25");
+
+      HttpResponse<String> pinged =
+          post(
+              "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":"
+                  + "{\"_meta\":{\"progressToken\":\"p\"}}}");
+      assertThat(message(pinged).path("result").isObject()).as(pinged.body()).isTrue();
+
+      HttpResponse<String> listed =
+          post(
+              "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+                  + "\"name\":\"list_my_work\",\"arguments\":{},\"_meta\":{\"progressToken\":7}}}");
+      assertThat(message(listed).path("result").path("isError").asBoolean())
+          .as(listed.body())
+          .isFalse();
+
+      HttpResponse<String> levelled =
+          post(
+              "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\","
+                  + "\"params\":{\"level\":\"warning\"}}");
+      assertThat(message(levelled).path("result").isObject()).as(levelled.body()).isTrue();
+
+      // No completions are offered: a well-formed request is the extension's to refuse.
+      HttpResponse<String> completed =
+          post(
+              "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"completion/complete\",\"params\":{"
+                  + "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"},"
+                  + "\"argument\":{\"name\":\"a\",\"value\":\"\"}}}");
+      assertThat(completed.statusCode()).as(completed.body()).isLessThan(500);
+      assertThat(message(completed).path("error").path("code").asInt()).isEqualTo(-32602);
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
   @Test
   void what_is_valid_is_stored_exactly_as_sent() throws Exception {
     String payload =
@@ -589,6 +734,17 @@ class McpHostileInputTest {
 
   private HttpResponse<String> post(String body) throws Exception {
     return post(body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** As the first message of a new session: the one state in which initialize is read. */
+  private HttpResponse<String> postWithoutSession(String body) throws Exception {
+    String kept = session;
+    session = null;
+    try {
+      return post(body);
+    } finally {
+      session = kept;
+    }
   }
 
   private HttpResponse<String> post(byte[] body) throws Exception {
