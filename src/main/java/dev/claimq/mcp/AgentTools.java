@@ -3,10 +3,12 @@ package dev.claimq.mcp;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import dev.claimq.api.Agents;
 import dev.claimq.api.Problem;
 import dev.claimq.api.ProblemMappers;
 import dev.claimq.api.Requests;
+import dev.claimq.api.StrictJson;
 import io.quarkiverse.mcp.server.RawMessage;
 import io.quarkiverse.mcp.server.TextContent;
 import io.quarkiverse.mcp.server.Tool;
@@ -38,7 +40,11 @@ public class AgentTools {
   public record StatusArguments(
       String id, String queue, @CodePointLength(min = 1, max = 200) String dedupeKey) {}
 
-  public record MineArguments(String state, Integer limit, String cursor) {}
+  /** The limit has a default, so it may be left out but not sent as null, as on the REST API. */
+  public record MineArguments(
+      String state,
+      @JsonDeserialize(using = StrictJson.NullRefused.class) Integer limit,
+      String cursor) {}
 
   @Tool(
       name = "enqueue_work",

@@ -18,6 +18,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -400,6 +401,15 @@ class McpTest {
       assertThat(refusal(call(agent, "list_my_work", Map.of("cursor", "abc"))))
           .isEqualTo(
               "cursor is not one this service issued: pass nextCursor from a previous page.");
+      // An argument with a default is left out for it, as a REST field is: null is refused.
+      Map<String, Object> nullLimit = new HashMap<>();
+      nullLimit.put("limit", null);
+      assertThat(refusal(call(agent, "list_my_work", nullLimit)))
+          .isEqualTo("The value of 'limit' must not be null: leave it out to take its default.");
+      Map<String, Object> nullPriority = work(queue, "k", 1);
+      nullPriority.put("priority", null);
+      assertThat(refusal(call(agent, "enqueue_work", nullPriority)))
+          .isEqualTo("The value of 'priority' must not be null: leave it out to take its default.");
       assertThat(rows(queue)).isZero();
       assertThat(log.records()).extracting(LogCapture::format).isEmpty();
     }
