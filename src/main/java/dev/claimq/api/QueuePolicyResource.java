@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.claimq.policy.Backoff;
 import dev.claimq.queue.Outcome;
 import dev.claimq.queue.QueuePolicies;
 import dev.claimq.security.Role;
@@ -181,12 +182,7 @@ public class QueuePolicyResource {
     policy.backoffBaseSeconds = body.backoffBaseSeconds();
     policy.backoffCapSeconds = body.backoffCapSeconds();
     policy.requireApproval = body.requireApproval();
-    if (body.backoffBaseSeconds() != null
-        && body.backoffCapSeconds() != null
-        && body.backoffCapSeconds() < body.backoffBaseSeconds()) {
-      throw new BadRequestException(
-          "backoffCapSeconds", "'backoffCapSeconds' must be at least 'backoffBaseSeconds'.");
-    }
+    refuseCapBelowBase(body);
     QueuePolicies.Change change = policies.set(policy, asJson(body), guard.actor(), versions);
     if (change.outcome() == Outcome.POLICY_DOES_NOT_FIT) {
       QueuePolicies.Schedule schedule = change.schedule();
@@ -278,6 +274,38 @@ public class QueuePolicyResource {
         policies.actions(guard.queue(Params.queue(queue))).stream()
             .map(Views.QueueActionView::of)
             .toList());
+  }
+
+  /**
+   * A cap below the base the policy would have, the service's base or cap filling in for one left
+   * out: refused, not applied as the base, which a client reading the answer back would not find.
+   */
+  private void refuseCapBelowBase(Requests.Policy body) {
+    Backoff defaults = policies.defaultBackoff();
+    Integer base = body.backoffBaseSeconds();
+    Integer cap = body.backoffCapSeconds();
+    if (base != null && cap != null && cap < base) {
+      throw new BadRequestException(
+          "backoffCapSeconds", "'backoffCapSeconds' must be at least 'backoffBaseSeconds'.");
+    }
+    if (base == null && cap != null && cap < defaults.base().toSeconds()) {
+      throw new BadRequestException(
+          "backoffCapSeconds",
+          "'backoffCapSeconds' ("
+              + cap
+              + ") must be at least the base, which is the service's "
+              + defaults.base().toSeconds()
+              + " s when 'backoffBaseSeconds' is left out: raise the cap, or give a base too.");
+    }
+    if (base != null && cap == null && base > defaults.cap().toSeconds()) {
+      throw new BadRequestException(
+          "backoffBaseSeconds",
+          "'backoffBaseSeconds' ("
+              + base
+              + ") must be at most the cap, which is the service's "
+              + defaults.cap().toSeconds()
+              + " s when 'backoffCapSeconds' is left out: lower the base, or give a cap too.");
+    }
   }
 
   /** The versions an If-Match names; null when there is none (or it is *). */

@@ -518,13 +518,17 @@ public final class Requests {
               maxLength = 40)
           @CodePointLength(max = 40)
           String providerKeyTtl,
-      @Schema(description = "The first retry's delay in seconds; it doubles on each further one.")
+      @Schema(
+              description =
+                  "The first retry's delay in seconds; it doubles on each further one. At most"
+                      + " the cap (the service's, when backoffCapSeconds is left out).")
           @Min(1)
           @Max(86_400)
           Integer backoffBaseSeconds,
       @Schema(
               description =
-                  "The longest delay between two attempts, in seconds; at least the base.")
+                  "The longest delay between two attempts, in seconds; at least the base (the"
+                      + " service's, when backoffBaseSeconds is left out).")
           @Min(1)
           @Max(604_800)
           Integer backoffCapSeconds,

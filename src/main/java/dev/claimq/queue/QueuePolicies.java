@@ -110,6 +110,11 @@ public class QueuePolicies {
     return new Schedule(maxAttempts, lease, delays, worst);
   }
 
+  /** The service's backoff, for a queue whose policy sets neither base nor cap. */
+  public Backoff defaultBackoff() {
+    return work.backoffOf(null);
+  }
+
   /** The policy's settings, each filled in with the service's default where the policy has none. */
   public Effective effective(QueuePolicy policy) {
     return new Effective(

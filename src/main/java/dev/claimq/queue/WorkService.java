@@ -268,7 +268,11 @@ public class WorkService {
     return backoffOf(queue).scheduleSeconds(ThreadLocalRandom.current());
   }
 
-  /** The queue's backoff: its own base and cap where set (a cap below the base is the base). */
+  /**
+   * The queue's backoff: its own base and cap where set. A policy is refused when its cap would be
+   * below its base; a cap below the base here (the service's default changed since the policy was
+   * set) is the base.
+   */
   Backoff backoffOf(ItemRepository.QueueBackoff queue) {
     if (queue == null || queue.baseSeconds() == null && queue.capSeconds() == null) {
       return backoff;

@@ -11,6 +11,7 @@ import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
 
@@ -129,6 +130,34 @@ class QueuePolicyTest extends AsAdmin {
             400,
             "invalid-request")
         .body("errors[0].field", equalTo("backoffCapSeconds"));
+  }
+
+  @Test
+  void a_cap_below_the_base_the_service_fills_in_is_refused_not_raised_to_it() {
+    // The service's base is 10 s and its cap 1 h. A cap of 5 alone was stored and answered as 5
+    // while retries used 10; a base of 7200 alone ran with a cap of 7200 that no one set.
+    String queue = uniqueQueue("backoff-defaults");
+    for (Map<String, Object> body :
+        List.<Map<String, Object>>of(
+            Map.of("backoffCapSeconds", 5), Map.of("backoffBaseSeconds", 7200))) {
+      String field = body.keySet().iterator().next();
+      problem(json().body(body).put("/v1/queues/{queue}/policy", queue), 400, "invalid-request")
+          .body("errors[0].field", equalTo(field))
+          .body("detail", containsString("the service's"));
+    }
+    RestAssured.get("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200)
+        .header("ETag", equalTo("\"0\""))
+        .body("backoffCapSeconds", nullValue())
+        .body("backoffBaseSeconds", nullValue());
+    json()
+        .body(Map.of("backoffCapSeconds", 10))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200)
+        .body("effective.backoffCapSeconds", equalTo(10))
+        .body("effective.backoffBaseSeconds", equalTo(10));
   }
 
   @Test
