@@ -1198,7 +1198,9 @@ WITH live AS (
   UNION ALL
   SELECT queue, 0, 0, 0, count(*), NULL, 0, NULL FROM item WHERE state = 'failed' GROUP BY queue
   UNION ALL
-  SELECT queue, count(*), 0, 0, 0, NULL, 0, min(created_at) FROM item WHERE state = 'held'
+  -- Held since its last change: an enqueue, or a retry of a rejected proposal, puts an item in
+  -- held, and nothing changes a held item but taking it out.
+  SELECT queue, count(*), 0, 0, 0, NULL, 0, min(updated_at) FROM item WHERE state = 'held'
   GROUP BY queue
 ),
 per_queue AS (

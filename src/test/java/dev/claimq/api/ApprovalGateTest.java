@@ -306,6 +306,36 @@ class ApprovalGateTest extends AsAdmin {
   }
 
   @Test
+  void the_oldest_held_age_counts_from_when_the_item_was_held_not_enqueued() throws Exception {
+    // Enqueued an hour ago (its created_at moved back), rejected, then retried now: held again,
+    // it has waited for approval a moment, not the hour the count from createdAt said.
+    String queue = gated("gate-reheld");
+    String id = enqueued(queue, "a", 1);
+    try (var connection = dataSource.getConnection();
+        var statement =
+            connection.prepareStatement(
+                "UPDATE item SET created_at = created_at - interval '1 hour' WHERE id = ?")) {
+      statement.setLong(1, Long.parseLong(id));
+      assertThat(statement.executeUpdate()).isEqualTo(1);
+    }
+    reject(id, Map.of("reason", "Wrong recipient")).then().statusCode(200);
+    retry(id).then().statusCode(200).body("state", equalTo("held"));
+
+    Map<String, Object> entry =
+        json()
+            .get("/v1/queues")
+            .then()
+            .statusCode(200)
+            .extract()
+            .jsonPath()
+            .getMap("queues.find { it.queue == '" + queue + "' }");
+    assertThat(((Number) entry.get("oldestHeldAgeSeconds")).doubleValue()).isBetween(0.0, 60.0);
+    sampler.sample();
+    assertThat(MetricValues.scrape().value("claimq_oldest_held_age_seconds", "queue", queue))
+        .isLessThan(60);
+  }
+
+  @Test
   void a_queue_without_the_gate_is_untouched_and_the_policy_says_so() {
     String open = uniqueQueue("gate-none");
     enqueue(open, Map.of("dedupeKey", "k", "payload", 1))
