@@ -130,8 +130,9 @@ final class Outcomes {
                   + item.id
                   + " was failed by this claim with another report (its lastError is '"
                   + Params.shorten(String.valueOf(item.lastError))
-                  + "'): a repeated fail must carry the same error, retryable, sent and"
-                  + " retryAfterSeconds. The first report stands.";
+                  + "'): a repeated fail must carry the same error and sent, give no other"
+                  + " retryAfterSeconds than the first, and not be retryable false after a first"
+                  + " that retried. The first report stands.";
       case DIFFERENT_RELEASE ->
           "Item "
               + item.id

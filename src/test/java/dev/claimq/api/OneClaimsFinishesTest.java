@@ -174,6 +174,18 @@ class OneClaimsFinishesTest extends AsAdmin {
 
     fail(id, Map.of("claimToken", token, "error", "first")).then().statusCode(200);
     item(id).then().body("state", equalTo("pending")).body("lastError", equalTo("first"));
+
+    // A permanent fail ends the attempts as a last retryable one would: a retryable repeat of
+    // it cannot be told from that one's, so it is a repeat, and the item stays failed.
+    String permanent = enqueued(uniqueQueue("fail-twice-permanent"), "k", 1);
+    String its = claim(permanent, Map.of()).path("claimToken");
+    fail(permanent, Map.of("claimToken", its, "error", "422", "retryable", false))
+        .then()
+        .statusCode(200);
+    fail(permanent, Map.of("claimToken", its, "error", "422"))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("failed"));
   }
 
   @Test
