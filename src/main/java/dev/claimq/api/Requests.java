@@ -247,7 +247,8 @@ public final class Requests {
       @Schema(
               description =
                   "Why it failed; secrets are redacted, control characters (NUL included) other"
-                      + " than newline and tab are dropped, and it is cut to 2,000 characters.",
+                      + " than newline and tab are dropped, and it is cut to 2,000 characters (a"
+                      + " prefix the service adds, such as 'outcome unknown: ', comes on top).",
               examples = "SMTP 451: try again later",
               pattern = PRINTABLE_CHARACTER,
               maxLength = 100_000)
