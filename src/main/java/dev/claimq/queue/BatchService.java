@@ -16,8 +16,10 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Many items per call, for throughput: each batch is decided by one statement with the same
@@ -116,14 +118,17 @@ public class BatchService {
           .put("external_ref", entry.externalRef());
     }
     Map<Long, Changed> rows = byId(items.completeBatch(batch.toString(), entries.size(), actor));
+    Set<Long> changed = new HashSet<>();
     List<Answer> answers = new ArrayList<>();
     for (CompleteEntry entry : entries) {
       Answer answer =
-          answer(
-              rows.get(entry.id()),
-              entry.claimToken(),
-              WorkService.Repeat.COMPLETE,
-              WorkService.sameComplete(entry.externalRef()));
+          once(
+              answer(
+                  rows.get(entry.id()),
+                  entry.claimToken(),
+                  WorkService.Repeat.COMPLETE,
+                  WorkService.sameComplete(entry.externalRef())),
+              changed);
       // A stale entry with the provider's reference may be a late success: the single complete
       // decides that (rare, so one statement of its own each is no cost to the batch).
       if (answer.outcome() == Outcome.STALE_CLAIM && entry.externalRef() != null) {
@@ -161,21 +166,35 @@ public class BatchService {
       }
     }
     Map<Long, Changed> rows = byId(items.failBatch(batch.toString(), entries.size(), actor));
+    Set<Long> changed = new HashSet<>();
     return entries.stream()
         .map(
             entry ->
                 work.counted(
-                    answer(
-                        rows.get(entry.id()),
-                        entry.claimToken(),
-                        WorkService.Repeat.FAIL,
-                        WorkService.sameFail(
-                            FailureReason.sanitize(entry.error()),
-                            entry.retryable(),
-                            entry.sentUnknown(),
-                            entry.retryAfterSeconds())),
+                    once(
+                        answer(
+                            rows.get(entry.id()),
+                            entry.claimToken(),
+                            WorkService.Repeat.FAIL,
+                            WorkService.sameFail(
+                                FailureReason.sanitize(entry.error()),
+                                entry.retryable(),
+                                entry.sentUnknown(),
+                                entry.retryAfterSeconds())),
+                        changed),
                     null))
         .toList();
+  }
+
+  /**
+   * The entry that changed an item answers CHANGED, and is counted; a later entry of the batch with
+   * the same claim and report finds the row changed too, and answers as its repeat, counted no more
+   * than a repeated request would be.
+   */
+  private static Answer once(Answer answer, Set<Long> changed) {
+    return answer.outcome() == Outcome.CHANGED && !changed.add(answer.item().id)
+        ? new Answer(Outcome.REPLAYED, answer.item())
+        : answer;
   }
 
   /** An entry's answer from its item's row: the row answers every entry that names the item. */

@@ -248,6 +248,37 @@ class LostAnswerTest extends AsAdmin {
   }
 
   @Test
+  void an_entry_repeated_inside_one_batch_finish_is_its_repeat_and_counted_once()
+      throws SQLException {
+    // Each entry after the first for one claim answers as its repeat (README): 200, no second
+    // finish, and no second count, which three copies of each entry once made three.
+    String queue = uniqueQueue("lost-batch-repeat");
+    enqueued(queue, "a", 1);
+    enqueued(queue, "b", 2);
+    List<Map<String, Object>> claimed =
+        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim:batch", queue).path("items");
+    String a = (String) claimed.get(0).get("id");
+    String b = (String) claimed.get(1).get("id");
+    Map<String, Object> complete =
+        Map.of("id", a, "claimToken", claimed.get(0).get("claimToken"), "externalRef", "r");
+    Map<String, Object> fail =
+        Map.of("id", b, "claimToken", claimed.get(1).get("claimToken"), "error", "x");
+    MetricValues before = MetricValues.scrape();
+
+    String completed =
+        batch("/v1/items:complete", Map.of("items", List.of(complete, complete, complete)))
+            .asString();
+    String failed = batch("/v1/items:fail", Map.of("items", List.of(fail, fail, fail))).asString();
+
+    assertThat(completed.split("\"status\":200", -1)).hasSize(4);
+    assertThat(failed.split("\"status\":200", -1)).hasSize(4);
+    assertThat(attemptRows(a)).isEqualTo(1);
+    assertThat(column(b, "attempts")).isEqualTo("1");
+    assertThat(delta(before, "claimq_completes_total", queue)).isEqualTo(1);
+    assertThat(delta(before, "claimq_fails_total", queue, "outcome", "retried")).isEqualTo(1);
+  }
+
+  @Test
   void a_replayed_operator_action_is_a_409_naming_the_state_it_left_and_is_recorded_once()
       throws SQLException {
     String queue = uniqueQueue("lost-operator");
