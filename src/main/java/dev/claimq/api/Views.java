@@ -150,7 +150,11 @@ public final class Views {
       @Schema(enumeration = {"retry", "cancel", "resolve", "approve", "reject"}) String action,
       @Schema(description = "The name of the key that did it.") String actor,
       Instant at,
-      @Schema(description = "Why, as the operator said it; null unless given.", nullable = true)
+      @Schema(
+              description =
+                  "Why, as the operator said it; null unless given. An action of a bulk call"
+                      + " says bulk (a bulk reject: its reason).",
+              nullable = true)
           String note) {
 
     static ActionView of(ItemAction action) {
