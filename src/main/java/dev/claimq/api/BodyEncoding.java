@@ -26,6 +26,8 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  *       request decompression stays off, application.properties), so a gzip body was refused as
  *       "not UTF-8", which sent the client looking in the wrong place. The answer carries
  *       Accept-Encoding: identity, as RFC 9110 (15.5.16) suggests.
+ *   <li>more than one Content-Type. The first was read and the others dropped, so application/json
+ *       then text/plain was read as JSON, and the other order refused.
  * </ul>
  */
 public class BodyEncoding {
@@ -38,6 +40,10 @@ public class BodyEncoding {
       String coded = whyCoded(request.getHeaderString("Content-Encoding"));
       if (coded != null) {
         throw new UnreadableBodyException(coded, true);
+      }
+      String types = whyNotOneType(request.getHeaders().get("Content-Type"));
+      if (types != null) {
+        throw new UnreadableBodyException(types, false);
       }
       String unreadable = whyUnreadable(request.getHeaderString("Content-Type"));
       if (unreadable != null) {
@@ -64,6 +70,19 @@ public class BodyEncoding {
       }
     }
     return null;
+  }
+
+  /**
+   * Null when the request carries at most one Content-Type header line; else the detail it is
+   * refused with (415): which one says how to read the body would be a guess. For /mcp too.
+   */
+  public static String whyNotOneType(List<String> contentTypes) {
+    if (contentTypes == null || contentTypes.size() < 2) {
+      return null;
+    }
+    return "The request carries "
+        + contentTypes.size()
+        + " Content-Type headers: send exactly one, the body's media type.";
   }
 
   /**

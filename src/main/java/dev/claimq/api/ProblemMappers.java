@@ -249,6 +249,13 @@ public class ProblemMappers {
 
   /** A 415's detail, naming the Content-Type that was sent, if one was. */
   private static String unsupported(HttpHeaders headers) {
+    String types =
+        headers == null
+            ? null
+            : BodyEncoding.whyNotOneType(headers.getRequestHeader(HttpHeaders.CONTENT_TYPE));
+    if (types != null) {
+      return types;
+    }
     String sent = headers == null ? null : headers.getHeaderString(HttpHeaders.CONTENT_TYPE);
     return sent == null
         ? "Send the body as application/json, with Content-Type: application/json."

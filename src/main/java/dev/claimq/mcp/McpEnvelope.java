@@ -69,7 +69,11 @@ public class McpEnvelope {
     }
     String contentType = context.request().getHeader(HttpHeaders.CONTENT_TYPE);
     // The streamable HTTP transport sends JSON only: text/plain, or no type, is not read as JSON.
-    String unreadable = BodyEncoding.whyNotJson(contentType);
+    String unreadable =
+        BodyEncoding.whyNotOneType(context.request().headers().getAll(HttpHeaders.CONTENT_TYPE));
+    if (unreadable == null) {
+      unreadable = BodyEncoding.whyNotJson(contentType);
+    }
     if (unreadable == null) {
       unreadable = BodyEncoding.whyUnreadable(contentType);
     }

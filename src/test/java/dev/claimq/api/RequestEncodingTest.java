@@ -126,6 +126,28 @@ class RequestEncodingTest extends AsAdmin {
   }
 
   @Test
+  void a_body_with_two_content_types_is_a_415_whichever_comes_first() throws Exception {
+    // The first was read and the second dropped: JSON then text was read as JSON, text then JSON
+    // refused. Which one the client meant is a guess either way.
+    String queue = uniqueQueue("two-types");
+    for (List<String> types :
+        List.of(
+            List.of("Content-Type: application/json", "Content-Type: text/plain"),
+            List.of("Content-Type: text/plain", "Content-Type: application/json"),
+            List.of("Content-Type: application/json", "Content-Type: application/json"))) {
+      Raw response =
+          send(
+              "POST /v1/queues/" + queue + "/items",
+              types,
+              ascii("{\"dedupeKey\":\"k\",\"payload\":1}"));
+
+      JsonNode problem = assertProblem(response, 415);
+      assertThat(problem.path("detail").asText()).as(types.toString()).contains("2 Content-Type");
+    }
+    assertNothingIn(queue);
+  }
+
+  @Test
   void a_body_whose_content_coding_is_identity_is_read_as_sent() throws Exception {
     String queue = uniqueQueue("identity");
     Raw response =

@@ -638,6 +638,28 @@ class McpHostileInputTest {
   }
 
   @Test
+  void a_body_with_two_content_types_is_a_415_and_runs_no_tool() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpRequest.Builder request =
+          HttpRequest.newBuilder(mcp)
+              .timeout(Duration.ofSeconds(30))
+              .header("Authorization", "Bearer " + AGENT)
+              .header("Accept", "application/json, text/event-stream")
+              .header("Content-Type", "application/json")
+              .header("Content-Type", "text/plain")
+              .header("Mcp-Session-Id", session)
+              .POST(HttpRequest.BodyPublishers.ofByteArray(enqueueOf("A")));
+      HttpResponse<String> answer =
+          http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+
+      JsonNode problem = problem(answer, 415);
+      assertThat(problem.path("detail").asText()).contains("2 Content-Type");
+      assertThat(McpClients.rows(database, queue)).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
   void a_compressed_body_is_a_415_and_runs_no_tool() throws Exception {
     try (LogCapture log = LogCapture.start(Level.WARNING)) {
       HttpResponse<String> answer = post(gzip(enqueueOf("A")), "application/json", "gzip");
