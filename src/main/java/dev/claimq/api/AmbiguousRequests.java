@@ -63,10 +63,11 @@ public class AmbiguousRequests {
       }
       boolean anyType =
           consumes == null || Arrays.asList(consumes.value()).contains(MediaType.WILDCARD);
-      org.eclipse.microprofile.openapi.annotations.parameters.Parameter documented =
-          method.getAnnotation(
-              org.eclipse.microprofile.openapi.annotations.parameters.Parameter.class);
-      boolean ifMatch = documented != null && documented.ref().equals("IfMatch");
+      boolean ifMatch =
+          Arrays.stream(
+                  method.getAnnotationsByType(
+                      org.eclipse.microprofile.openapi.annotations.parameters.Parameter.class))
+              .anyMatch(documented -> documented.ref().equals("IfMatch"));
       return new Takes(Collections.unmodifiableSet(query), body, anyType, ifMatch);
     }
 
@@ -88,6 +89,9 @@ public class AmbiguousRequests {
     refuseUnreadableContentType(request);
     if (!takes.ifMatch() && request.getHeaders().containsKey(EntityTags.IF_MATCH)) {
       refuseIfMatch(request);
+    }
+    if (request.getHeaders().containsKey(EntityTags.IF_NONE_MATCH)) {
+      refuseIfNoneMatch(request, takes);
     }
     if (hasBody(request) && !takes.body()) {
       // A cancel with {"reason": ...} would cancel and drop the reason: refused, not ignored.
@@ -112,6 +116,37 @@ public class AmbiguousRequests {
               + " match and nothing was done. Only a queue's policy (its read, PUT, pause and"
               + " resume) and an item (its read, and an operator's retry, cancel, resolve,"
               + " approve or reject of it) have an ETag; elsewhere send no If-Match (or *).");
+    }
+  }
+
+  /**
+   * An If-None-Match, which RFC 9110 (13.1.2) has the server evaluate, not drop: on a read it is
+   * answered by NotModified. On a change, * asks that the target have no representation, and each
+   * of these has one (an item, a queue, a policy at its defaults): 412, nothing done. Entity tags
+   * on a change of something with an ETag would need the change to be made only while it is at none
+   * of them, which no statement here does: refused with 400 rather than dropped, pointing at
+   * If-Match. On a change of something without an ETag no tag can match, so the change goes on.
+   */
+  private static void refuseIfNoneMatch(ContainerRequestContext request, Takes takes) {
+    List<EntityTags.Tag> tags =
+        EntityTags.tags(
+            EntityTags.IF_NONE_MATCH, request.getHeaders().get(EntityTags.IF_NONE_MATCH));
+    String method = request.getMethod();
+    if (method.equals("GET") || method.equals("HEAD")) {
+      return;
+    }
+    if (tags == null) {
+      throw new Outcomes.RefusedException(
+          new Outcomes.Status(412, "precondition-failed", "Precondition failed"),
+          "If-None-Match: * is met only where the target has no representation, and this one"
+              + " has: nothing was done. Send no If-None-Match; to act only on the version a read"
+              + " answered, send its ETag in If-Match.");
+    }
+    if (takes.ifMatch()) {
+      throw new BadRequestException(
+          EntityTags.IF_NONE_MATCH,
+          "'If-None-Match' with entity tags is not evaluated on a change here: to act only on the"
+              + " version a read answered, send its ETag in If-Match instead.");
     }
   }
 

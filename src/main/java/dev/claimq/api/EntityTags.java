@@ -10,10 +10,11 @@ import java.util.regex.Pattern;
  * If-Match that names it (RFC 9110, 8.8.3 and 13.1.1): a list of entity tags, or {@code *}. Tags
  * are compared strongly, so a weak one ({@code W/"7"}) or one that is no version of ours matches
  * nothing; one that is not an entity tag at all is refused with 400, since guessing what it meant
- * could overwrite a change.
+ * could overwrite a change. If-None-Match (13.1.2) is read the same way.
  */
 final class EntityTags {
   static final String IF_MATCH = "If-Match";
+  static final String IF_NONE_MATCH = "If-None-Match";
 
   /** One list element: an entity tag (W/ marks it weak), then a comma or the end. */
   private static final Pattern ELEMENT =
@@ -33,6 +34,33 @@ final class EntityTags {
    * anyway), so that the request is unconditional.
    */
   static long[] versions(List<String> lines) {
+    List<Tag> tags = tags(IF_MATCH, lines);
+    if (tags == null) {
+      return null;
+    }
+    return tags.stream()
+        .filter(tag -> !tag.weak() && VERSION.matcher(tag.opaque()).matches())
+        .mapToLong(tag -> Long.parseLong(tag.opaque()))
+        .toArray();
+  }
+
+  /**
+   * Whether an If-None-Match's header lines (not null) name this entity tag, as a GET compares
+   * them: weakly, so W/"7" names "7" (RFC 9110, 13.1.2); * names any.
+   */
+  static boolean noneMatchNames(List<String> lines, String etag) {
+    List<Tag> tags = tags(IF_NONE_MATCH, lines);
+    return tags == null || tags.stream().anyMatch(tag -> etag.equals("\"" + tag.opaque() + "\""));
+  }
+
+  /** One entity tag of a list: its opaque part, and whether W/ made it weak. */
+  record Tag(boolean weak, String opaque) {}
+
+  /**
+   * The entity tags a precondition's header lines list; null when there is none or it is {@code *}.
+   * A value that is not such a list is refused with 400 naming the header.
+   */
+  static List<Tag> tags(String header, List<String> lines) {
     if (lines == null || lines.isEmpty()) {
       return null;
     }
@@ -40,8 +68,7 @@ final class EntityTags {
     if (value.equals("*")) {
       return null;
     }
-    List<Long> versions = new ArrayList<>();
-    int tags = 0;
+    List<Tag> tags = new ArrayList<>();
     int at = 0;
     while (at < value.length()) {
       // Empty elements (", ,") are allowed in a list; a recipient skips them.
@@ -52,22 +79,21 @@ final class EntityTags {
       Matcher element = ELEMENT.matcher(value).region(at, value.length());
       if (!element.lookingAt()) {
         throw new BadRequestException(
-            IF_MATCH,
-            "'If-Match' must be * or a list of entity tags, such as \"7\" (the ETag a read"
+            header,
+            "'"
+                + header
+                + "' must be * or a list of entity tags, such as \"7\" (the ETag a read"
                 + " answered): its value "
                 + "'"
                 + Params.shorten(value)
                 + "' is not.");
       }
-      tags++;
-      if (element.group(1) == null && VERSION.matcher(element.group(2)).matches()) {
-        versions.add(Long.parseLong(element.group(2)));
-      }
+      tags.add(new Tag(element.group(1) != null, element.group(2)));
       at = element.end();
     }
-    if (tags == 0) {
-      throw new BadRequestException(IF_MATCH, "'If-Match' is empty: send * or an entity tag.");
+    if (tags.isEmpty()) {
+      throw new BadRequestException(header, "'" + header + "' is empty: send * or an entity tag.");
     }
-    return versions.stream().mapToLong(Long::longValue).toArray();
+    return tags;
   }
 }

@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -165,6 +166,7 @@ public class ItemsResource {
               + " item's version, which the If-Match of an operator's retry, cancel, resolve,"
               + " approve or reject names.")
   @Parameter(ref = "IfMatch")
+  @Parameter(ref = "IfNoneMatch", name = "If-None-Match", in = ParameterIn.HEADER)
   @APIResponse(
       responseCode = "200",
       description = "The item.",
@@ -173,6 +175,7 @@ public class ItemsResource {
           @Content(
               schema = @Schema(implementation = ItemView.class),
               examples = @ExampleObject(name = "item", value = ApiExamples.ITEM_DONE)))
+  @APIResponse(responseCode = "304", ref = "NotModified")
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "412", ref = "ItemChanged")

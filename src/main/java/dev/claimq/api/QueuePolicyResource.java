@@ -24,6 +24,7 @@ import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.Arrays;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -122,11 +123,13 @@ public class QueuePolicyResource {
           "The settings as set (null: the service's default) and as they apply."
               + " Any role may read it; a key limited to some queues, only theirs.")
   @Parameter(ref = "IfMatch")
+  @Parameter(ref = "IfNoneMatch", name = "If-None-Match", in = ParameterIn.HEADER)
   @APIResponse(
       responseCode = "200",
       description = "The policy.",
       headers = @Header(name = "ETag", ref = "ETag"),
       content = @Content(schema = @Schema(implementation = PolicyView.class)))
+  @APIResponse(responseCode = "304", ref = "NotModified")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "412", ref = "PolicyChanged")
   public RestResponse<PolicyView> get(

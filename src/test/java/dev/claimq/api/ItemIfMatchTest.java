@@ -212,6 +212,72 @@ class ItemIfMatchTest extends AsAdmin {
     assertThat(actionsOn(id)).isEmpty();
   }
 
+  @Test
+  void a_read_with_if_none_match_naming_its_version_is_a_304_without_a_body() {
+    String id = failedItem(uniqueQueue("etag-none"));
+    String read = tag(id);
+    String weak = "W/" + read;
+    for (String current : List.of(read, weak, "\"1\", " + read, "*")) {
+      given()
+          .header("If-None-Match", current)
+          .get("/v1/items/{id}", id)
+          .then()
+          .statusCode(304)
+          .header("ETag", equalTo(read))
+          .body(equalTo(""));
+    }
+    given()
+        .header("If-None-Match", "\"1\"")
+        .get("/v1/items/{id}", id)
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("failed"));
+    problem(given().header("If-None-Match", "1").get("/v1/items/{id}", id), 400, "invalid-request")
+        .body("errors[0].field", equalTo("If-None-Match"));
+  }
+
+  @Test
+  void if_none_match_on_a_change_is_evaluated_not_dropped_and_changes_nothing() {
+    // It was dropped: a retry sent with If-None-Match naming the version read went ahead, and
+    // so did a cancel with If-None-Match: *, which asks that the item not exist.
+    String id = failedItem(uniqueQueue("etag-none"));
+    String read = tag(id);
+    problem(
+            given().header("If-None-Match", read).post("/v1/items/{id}/retry", id),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("If-None-Match"))
+        .body("detail", containsString("If-Match"));
+    problem(
+        given().header("If-None-Match", "*").post("/v1/items/{id}/cancel", id),
+        412,
+        "precondition-failed");
+    item(id).then().body("state", equalTo("failed"));
+    assertThat(actionsOn(id)).isEmpty();
+    // A call without an ETag: no tag can name its answer, so the condition holds and it acts.
+    String queue = uniqueQueue("etag-none-enqueue");
+    given()
+        .contentType(ContentType.JSON)
+        .header("If-None-Match", "\"7\"")
+        .body(Map.of("dedupeKey", "k", "payload", 1))
+        .post("/v1/queues/{queue}/items", queue)
+        .then()
+        .statusCode(201);
+    problem(
+        given()
+            .contentType(ContentType.JSON)
+            .header("If-None-Match", "*")
+            .body(Map.of("dedupeKey", "k2", "payload", 1))
+            .post("/v1/queues/{queue}/items", queue),
+        412,
+        "precondition-failed");
+    RestAssured.given()
+        .queryParam("queue", queue)
+        .get("/v1/items")
+        .then()
+        .body("items.dedupeKey", org.hamcrest.Matchers.contains("k"));
+  }
+
   /** An item that failed for good on its first attempt. */
   private static String failedItem(String queue) {
     String id = enqueued(queue, "k", 1);

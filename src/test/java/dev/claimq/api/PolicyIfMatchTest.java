@@ -231,6 +231,45 @@ class PolicyIfMatchTest extends AsAdmin {
     RestAssured.get("/v1/items/{id}", id).then().body("state", equalTo("pending"));
   }
 
+  @Test
+  void if_none_match_is_a_304_on_a_read_of_that_version_and_never_dropped_from_a_change() {
+    String queue = uniqueQueue("policy-none");
+    put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200);
+    String version = read(queue).header("ETag");
+    given()
+        .header("If-None-Match", version)
+        .get("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(304)
+        .header("ETag", equalTo(version));
+    given()
+        .header("If-None-Match", "\"0\"")
+        .get("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200)
+        .body("maxAttempts", equalTo(3));
+
+    // The PUT went ahead with If-None-Match naming the version it replaced, as did a pause
+    // with If-None-Match: *.
+    problem(
+            json()
+                .header("If-None-Match", version)
+                .body(Map.of("maxAttempts", 4))
+                .put("/v1/queues/{queue}/policy", queue),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("If-None-Match"));
+    problem(
+        given().header("If-None-Match", "*").post("/v1/queues/{queue}/pause", queue),
+        412,
+        "precondition-failed");
+    read(queue)
+        .then()
+        .header("ETag", equalTo(version))
+        .body("maxAttempts", equalTo(3))
+        .body("paused", equalTo(false));
+  }
+
   private static Response pause(String queue, String ifMatch) {
     return given().header("If-Match", ifMatch).post("/v1/queues/{queue}/pause", queue);
   }

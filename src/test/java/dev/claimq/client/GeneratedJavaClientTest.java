@@ -170,7 +170,7 @@ class GeneratedJavaClientTest extends AsAdmin {
     // it; the same retry again is refused, since the item changed.
     String read =
         header(
-            new ItemsApi(client("dev-operator-key")).getItemWithHttpInfo(last.getId(), null),
+            new ItemsApi(client("dev-operator-key")).getItemWithHttpInfo(last.getId(), null, null),
             "ETag");
     Item retried = operator.retry(last.getId(), null, read);
     ApiException stale =
