@@ -86,7 +86,7 @@ public class Agents {
     return new NewItem(
         guard.queue(Params.queue(queue)),
         body.dedupeKey(),
-        payloadWithinLimit(body.payload()),
+        payloadWithinLimit(null, body.payload()),
         body.priority(),
         body.maxAttempts(),
         Params.timestamp("runAt", body.runAt()),
@@ -151,9 +151,10 @@ public class Agents {
 
   /**
    * The payload's text, refused over the limit as it will be stored, so that a short exponent
-   * cannot store far more than the limit allows.
+   * cannot store far more than the limit allows. The entry is the batch's, e.g. items[1], named in
+   * the refusal; null for a single enqueue.
    */
-  String payloadWithinLimit(JsonNode value) {
+  String payloadWithinLimit(String entry, JsonNode value) {
     String payload;
     try {
       payload = storedForm.writeValueAsString(value);
@@ -163,7 +164,7 @@ public class Agents {
     int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > maxPayloadBytes) {
       throw new TooLargeException(
-          "The payload is "
+          (entry == null ? "The payload is " : "The payload of " + entry + " is ")
               + bytes
               + " bytes of JSON; the limit is "
               + maxPayloadBytes

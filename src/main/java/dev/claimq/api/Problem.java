@@ -35,6 +35,11 @@ public record Problem(
       name = "FieldError",
       requiredProperties = {"field", "message"})
   public record FieldError(
-      @Schema(examples = "dedupeKey") String field,
+      @Schema(
+              description =
+                  "Where in the request: a parameter, a header, or a path in the body, such as"
+                      + " next.waitSeconds or, for an entry of a batch, items[1].priority.",
+              examples = "dedupeKey")
+          String field,
       @Schema(examples = "size must be between 1 and 200") String message) {}
 }

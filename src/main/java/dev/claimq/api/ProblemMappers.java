@@ -16,6 +16,7 @@ import io.quarkus.security.UnauthorizedException;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
+import jakarta.validation.ElementKind;
 import jakarta.validation.Path;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.container.ResourceInfo;
@@ -379,27 +380,34 @@ public class ProblemMappers {
   }
 
   /**
-   * A constraint's field as the client named it: the last node of the path, e.g. dedupeKey, with
-   * the object fields it sits in, e.g. next.waitSeconds. An entry of a batch is named by its own
-   * field alone (claimToken), as the detail says which entry.
+   * A constraint's field as the client named it, as a JSON path in the one spelling every answer
+   * uses: dedupeKey, next.waitSeconds, or an entry of a batch by its index, items[1].priority
+   * (items[1] for the entry itself). A missing body is reported on the method parameter itself.
    */
   private static String fieldName(ConstraintViolation<?> violation) {
     List<Path.Node> nodes =
         StreamSupport.stream(violation.getPropertyPath().spliterator(), false).toList();
-    int at = nodes.size() - 1;
-    Path.Node last = nodes.get(at);
-    // A missing body is reported on the method parameter itself.
-    if (last.getKind() == jakarta.validation.ElementKind.PARAMETER) {
+    if (nodes.get(nodes.size() - 1).getKind() == ElementKind.PARAMETER) {
       return "body";
     }
-    String name = last.getName();
-    while (!nodes.get(at).isInIterable()
-        && at > 0
-        && nodes.get(at - 1).getKind() == jakarta.validation.ElementKind.PROPERTY) {
-      at--;
-      name = nodes.get(at).getName() + "." + name;
+    StringBuilder name = new StringBuilder();
+    for (Path.Node node : nodes) {
+      switch (node.getKind()) {
+        case PROPERTY, CONTAINER_ELEMENT, BEAN -> {
+          // A node in a list says its index itself; the list is the node before it.
+          if (node.isInIterable()) {
+            name.append('[')
+                .append(node.getIndex() != null ? node.getIndex() : node.getKey())
+                .append(']');
+          }
+          if (node.getKind() == ElementKind.PROPERTY) {
+            name.append(name.isEmpty() ? "" : ".").append(node.getName());
+          }
+        }
+        default -> name.setLength(0); // the method and its parameter: the body is the root
+      }
     }
-    return name;
+    return name.isEmpty() ? "body" : name.toString();
   }
 
   private static String where(JsonProcessingException e) {
@@ -414,10 +422,17 @@ public class ProblemMappers {
     return dot < 0 ? "" : " in '" + path.substring(0, dot) + "'";
   }
 
+  /** Where in the body, spelt as fieldName spells it: items[1].payload.to. */
   private static String jsonPath(JsonMappingException e) {
-    return e.getPath().stream()
-        .map(ref -> ref.getFieldName() != null ? ref.getFieldName() : "[" + ref.getIndex() + "]")
-        .collect(Collectors.joining("."));
+    StringBuilder path = new StringBuilder();
+    for (JsonMappingException.Reference ref : e.getPath()) {
+      if (ref.getFieldName() != null) {
+        path.append(path.isEmpty() ? "" : ".").append(ref.getFieldName());
+      } else {
+        path.append('[').append(ref.getIndex()).append(']');
+      }
+    }
+    return path.toString();
   }
 
   /** A target type in JSON words, never a Java class name. */

@@ -269,7 +269,7 @@ public class QueuesResource {
           new NewItem(
               name,
               entry.dedupeKey(),
-              agents.payloadWithinLimit(entry.payload()),
+              agents.payloadWithinLimit("items[" + i + "]", entry.payload()),
               entry.priority(),
               entry.maxAttempts(),
               Params.timestamp("items[" + i + "].runAt", entry.runAt()),

@@ -478,6 +478,55 @@ class BatchTest extends AsAdmin {
     given().queryParam("queue", queue).get("/v1/items").then().body("items.size()", equalTo(0));
   }
 
+  @Test
+  void an_invalid_batch_entry_is_named_by_its_index_and_field_in_errors_and_detail() {
+    String queue = uniqueQueue("batchnames");
+    String ok = "{\"dedupeKey\":\"a\",\"payload\":1}";
+    String enqueue = "/v1/queues/" + queue + "/items:batch";
+    String finish = "{\"id\":\"1\",\"claimToken\":\"t\",\"error\":\"e\"}";
+    // Path, the second entry, and the field the answer must name.
+    String[][] cases = {
+      {enqueue, "{\"dedupeKey\":\"b\",\"payload\":1,\"priority\":40000}", "items[1].priority"},
+      {enqueue, "null", "items[1]"},
+      {enqueue, "{\"dedupeKey\":\"\\u0000\",\"payload\":1}", "items[1].dedupeKey"},
+      {enqueue, "{\"dedupeKey\":\"b\",\"payload\":1,\"runAt\":\"soon\"}", "items[1].runAt"},
+      {enqueue, "{\"dedupeKey\":\"b\",\"payload\":1,\"priority\":\"1\"}", "items[1].priority"},
+      {enqueue, "{\"dedupeKey\":\"b\",\"payload\":{\"to\":\"\\u0000\"}}", "items[1].payload.to"},
+      {enqueue, "{\"dedupeKey\":\"b\",\"payload\":1,\"priority\":null}", "items[1].priority"},
+      {"/v1/items:complete", "{\"id\":\"1\",\"claimToken\":\"\"}", "items[1].claimToken"},
+      {"/v1/items:complete", "null", "items[1]"},
+      {"/v1/items:fail", "{\"id\":\"1\",\"claimToken\":\"t\",\"error\":\" \"}", "items[1].error"},
+      {
+        "/v1/items:fail",
+        "{\"id\":\"1\",\"claimToken\":\"t\",\"error\":\"e\",\"sent\":\"y\"}",
+        "items[1].sent"
+      },
+    };
+    for (String[] c : cases) {
+      String first =
+          c[0].equals(enqueue)
+              ? ok
+              : c[0].endsWith("fail") ? finish : finish.replace(",\"error\":\"e\"", "");
+      Response answer = literal().body("{\"items\":[" + first + "," + c[1] + "]}").post(c[0]);
+
+      answer
+          .then()
+          .statusCode(400)
+          .contentType("application/problem+json")
+          .body("errors[0].field", equalTo(c[2]));
+      assertThat(answer.<String>path("detail")).as(c[1]).contains(c[2]);
+    }
+    // Past the payload limit as stored (300 numbers of 1,000 digits): a 413 that says which entry.
+    String huge = String.join(",", java.util.Collections.nCopies(300, "1e999"));
+    Response tooLarge =
+        literal()
+            .body("{\"items\":[" + ok + ",{\"dedupeKey\":\"b\",\"payload\":[" + huge + "]}]}")
+            .post(enqueue);
+    problem(tooLarge, 413, "too-large");
+    assertThat(tooLarge.<String>path("detail")).startsWith("The payload of items[1] is ");
+    given().queryParam("queue", queue).get("/v1/items").then().body("items.size()", equalTo(0));
+  }
+
   private static Response enqueueBatch(String queue, List<Map<String, Object>> items) {
     return literal().body(Map.of("items", items)).post("/v1/queues/" + queue + "/items:batch");
   }

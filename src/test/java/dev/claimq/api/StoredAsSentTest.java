@@ -62,7 +62,7 @@ class StoredAsSentTest extends AsAdmin {
           "/v1/queues/" + queue + "/items", "{\"dedupeKey\":\"k\",\"payload\":{\"t\\u0000o\":1}}"
         });
     cases.put(
-        "items.[0].dedupeKey",
+        "items[0].dedupeKey",
         new String[] {
           "/v1/queues/" + queue + "/items:batch",
           "{\"items\":[{\"dedupeKey\":\"\\u0000\",\"payload\":1}]}"
@@ -87,7 +87,7 @@ class StoredAsSentTest extends AsAdmin {
           "{\"claimToken\":\"" + token + "\",\"next\":{\"worker\":\"w\\u0000\"}}"
         });
     cases.put(
-        "items.[0].externalRef",
+        "items[0].externalRef",
         new String[] {
           "/v1/items:complete",
           "{\"items\":[{\"id\":\""
