@@ -123,8 +123,20 @@ public class ProblemMappers {
             "The value of '" + field + "' must not be null: leave it out to take its default.",
             List.of(new Problem.FieldError(field, "must not be null")));
       }
+      if (cause instanceof StrictJson.NumberTooLong tooLong) {
+        // Placed by no record, so the body itself is that number.
+        return problem(
+            400,
+            "invalid-request",
+            "Invalid request",
+            "The body " + tooLong.getOriginalMessage() + ".",
+            List.of(new Problem.FieldError("body", tooLong.getOriginalMessage())));
+      }
       if (cause instanceof UnstorableValueException unstorable) {
         String field = jsonPath(unstorable) + unstorable.inside;
+        if (field.startsWith(".")) {
+          field = field.substring(1); // placed from the body's root: ".payload"
+        }
         String detail = "The value of '" + field + "' " + unstorable.reason + ".";
         return problem(
             400,

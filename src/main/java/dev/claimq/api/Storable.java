@@ -12,6 +12,28 @@ public final class Storable {
   /** Digits a payload number may have before, and after, its decimal point. */
   static final int MAX_NUMBER_DIGITS = 1000;
 
+  /**
+   * Digits a number may be written with in all, its exponent's included: those of the longest
+   * number that can be stored, as the service answers it (1,000 before the point and 1,000 after),
+   * and an exponent of up to 10 (a scale is an int). A longer one is refused before it is read as a
+   * number, so no number costs more to read than one that can be stored.
+   */
+  static final int MAX_NUMBER_WRITTEN = 2 * MAX_NUMBER_DIGITS + 10;
+
+  static final String TOO_MANY_DIGITS =
+      "is a number with more than "
+          + MAX_NUMBER_DIGITS
+          + " digits before or after the decimal point";
+
+  static final String WRITTEN_TOO_LONG =
+      "is a number written with more than "
+          + MAX_NUMBER_WRITTEN
+          + " digits (a number may have "
+          + MAX_NUMBER_DIGITS
+          + " digits before the decimal point and "
+          + MAX_NUMBER_DIGITS
+          + " after it, and an exponent)";
+
   private Storable() {}
 
   /** Why this text cannot be stored as sent; null when it can. */
@@ -36,9 +58,7 @@ public final class Storable {
   static String whyNotNumber(BigDecimal number) {
     long before = (long) number.precision() - number.scale();
     if (before > MAX_NUMBER_DIGITS || number.scale() > MAX_NUMBER_DIGITS) {
-      return "is a number with more than "
-          + MAX_NUMBER_DIGITS
-          + " digits before or after the decimal point";
+      return TOO_MANY_DIGITS;
     }
     return null;
   }

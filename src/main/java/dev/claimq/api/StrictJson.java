@@ -1,7 +1,14 @@
 package dev.claimq.api;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.databind.BeanDescription;
 import com.fasterxml.jackson.databind.BeanProperty;
+import com.fasterxml.jackson.databind.DeserializationConfig;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JavaType;
@@ -13,7 +20,10 @@ import com.fasterxml.jackson.databind.PropertyName;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
+import com.fasterxml.jackson.databind.deser.BeanDeserializerBase;
+import com.fasterxml.jackson.databind.deser.BeanDeserializerModifier;
 import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
+import com.fasterxml.jackson.databind.deser.std.DelegatingDeserializer;
 import com.fasterxml.jackson.databind.deser.std.JsonNodeDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer;
@@ -37,7 +47,8 @@ import java.util.Map;
  *       string, 1.5 is not a whole number); unknown fields are refused in application.properties;
  *   <li>an object that names a field twice is a 400: an ambiguous document is refused, not guessed;
  *   <li>numbers are read as exact decimals, never as doubles, so 0.30000000000000000001 stays what
- *       it is and 1e309 stays a number, as jsonb keeps them;
+ *       it is and 1e309 stays a number, as jsonb keeps them; one written longer than any that can
+ *       be stored is refused unread, as one that cannot be stored is, naming where it is;
  *   <li>text that PostgreSQL cannot store as sent (NUL, lone surrogates) is a 400 naming the field.
  * </ul>
  */
@@ -62,10 +73,135 @@ public class StrictJson implements ObjectMapperCustomizer {
         }
       }
     }
+    mapper.getFactory().setStreamReadConstraints(numbersBounded(mapper.getFactory()));
     mapper.registerModule(
         new SimpleModule("claimq-storable")
             .addDeserializer(String.class, new StorableText(false))
-            .addDeserializer(JsonNode.class, new StorableJson()));
+            .addDeserializer(JsonNode.class, new StorableJson())
+            .setDeserializerModifier(
+                new BeanDeserializerModifier() {
+                  @Override
+                  public JsonDeserializer<?> modifyDeserializer(
+                      DeserializationConfig config,
+                      BeanDescription description,
+                      JsonDeserializer<?> deserializer) {
+                    return deserializer instanceof BeanDeserializerBase
+                        ? new NumbersPlaced(deserializer)
+                        : deserializer;
+                  }
+                }));
+  }
+
+  /**
+   * The factory's limits, but a number may be written with as many digits as the longest one that
+   * can be stored (Storable), not Jackson's 1,000 in all: 0.1 followed by 999 more digits is a
+   * number claimq stores and answers, so it must read it again. Beyond that the parser refuses it
+   * (NumberTooLong) before anything reads it as a number, so no number costs more to read than one
+   * that can be stored, and the body limit bounds how many there are. The MCP transport's parser
+   * reads with a copy of this mapper, so with these limits too; its envelope check
+   * (ToolArguments.ENVELOPE) sets them itself.
+   */
+  public static StreamReadConstraints numbersBounded(JsonFactory factory) {
+    StreamReadConstraints limits = factory.streamReadConstraints();
+    return new StreamReadConstraints(
+        limits.getMaxNestingDepth(),
+        limits.getMaxDocumentLength(),
+        Storable.MAX_NUMBER_WRITTEN,
+        limits.getMaxStringLength(),
+        limits.getMaxNameLength(),
+        limits.getMaxTokenCount()) {
+      @Override
+      public void validateFPLength(int length) throws StreamConstraintsException {
+        validateIntegerLength(length);
+      }
+
+      @Override
+      public void validateIntegerLength(int length) throws StreamConstraintsException {
+        if (length > _maxNumLen) {
+          throw new NumberTooLong();
+        }
+      }
+    };
+  }
+
+  /**
+   * A number written with more digits than any that can be stored, refused by the parser as it
+   * meets it. It knows nothing of where: whoever reads the parser names the place (see
+   * NumbersPlaced, and {@link #where}).
+   */
+  public static final class NumberTooLong extends StreamConstraintsException {
+    NumberTooLong() {
+      super(Storable.WRITTEN_TOO_LONG);
+    }
+  }
+
+  /** Where the parser is, as a path from the root: params.arguments.payload.n[1]. */
+  public static String pathOf(JsonParser parser) {
+    String path = where(null, parser);
+    return path.startsWith(".") ? path.substring(1) : path;
+  }
+
+  /**
+   * Where the parser is, as a path from the context it was in at from (which is part of it) down to
+   * the value it is on, in the spelling of errors[].field: ".payload.n[1]".
+   */
+  static String where(JsonStreamContext from, JsonParser parser) {
+    StringBuilder path = new StringBuilder();
+    for (JsonStreamContext at = parser.getParsingContext(); at != null; at = at.getParent()) {
+      if (at.inObject() && at.getCurrentName() != null) {
+        path.insert(0, "." + at.getCurrentName());
+      } else if (at.inArray()) {
+        path.insert(0, "[" + Math.max(at.getCurrentIndex(), 0) + "]");
+      }
+      if (at == from) {
+        break;
+      }
+    }
+    return path.toString();
+  }
+
+  /**
+   * A record, read as Jackson reads it, but a number too long to read (NumberTooLong, thrown by the
+   * parser while the record reads the next token, or wrapped by a field it was in) is a 400 naming
+   * where it is, as an unstorable value is, not a body that is "not valid JSON": the parser has not
+   * moved since, so where it stands is where the number is.
+   */
+  static final class NumbersPlaced extends DelegatingDeserializer {
+    NumbersPlaced(JsonDeserializer<?> record) {
+      super(record);
+    }
+
+    @Override
+    protected JsonDeserializer<?> newDelegatingInstance(JsonDeserializer<?> record) {
+      return new NumbersPlaced(record);
+    }
+
+    @Override
+    public Object deserialize(JsonParser parser, DeserializationContext context)
+        throws IOException {
+      JsonStreamContext start = parser.getParsingContext();
+      try {
+        return super.deserialize(parser, context);
+      } catch (JsonProcessingException e) {
+        if (!tooLong(e)) {
+          throw e;
+        }
+        throw new UnstorableValueException(parser, where(start, parser), Storable.WRITTEN_TOO_LONG);
+      }
+    }
+
+    /** True for a NumberTooLong not yet placed by a record within this one. */
+    private static boolean tooLong(Throwable e) {
+      for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+        if (cause instanceof UnstorableValueException) {
+          return false;
+        }
+        if (cause instanceof NumberTooLong) {
+          return true;
+        }
+      }
+      return false;
+    }
   }
 
   /** The JSON shapes a scalar of this kind may be read from. */
@@ -179,7 +315,7 @@ public class StrictJson implements ObjectMapperCustomizer {
         throws UnstorableValueException {
       if (value.isTextual()) {
         refuseIf(parser, at, Storable.whyNotText(value.textValue(), false));
-      } else if (value.isBigDecimal()) {
+      } else if (value.isBigDecimal() || value.isBigInteger()) {
         refuseIf(parser, at, Storable.whyNotNumber(value.decimalValue()));
       } else if (value.isArray()) {
         for (int i = 0; i < value.size(); i++) {

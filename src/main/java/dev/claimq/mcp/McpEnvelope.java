@@ -94,6 +94,9 @@ public class McpEnvelope {
     JsonNode body;
     try {
       body = ToolArguments.body(bytes);
+    } catch (ToolArguments.NumberTooLong e) {
+      refuse(context, null, PARSE_ERROR, "The body cannot be read: " + e.getMessage() + ".");
+      return;
     } catch (IOException e) {
       refuse(context, null, PARSE_ERROR, "The body is not one JSON value: " + reason(e));
       return;

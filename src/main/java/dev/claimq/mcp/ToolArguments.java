@@ -1,5 +1,7 @@
 package dev.claimq.mcp;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -9,6 +11,7 @@ import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.claimq.api.StrictJson;
 import io.quarkiverse.mcp.server.RawMessage;
 import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.vertx.ext.web.RoutingContext;
@@ -30,10 +33,14 @@ import java.util.Set;
 @ApplicationScoped
 class ToolArguments {
   /**
-   * The JSON-RPC envelope: exact numbers, no key twice; the values are judged by the API's reader.
+   * The JSON-RPC envelope: exact numbers, as long as the API reads them, no key twice; the values
+   * are judged by the API's reader.
    */
   static final ObjectMapper ENVELOPE =
-      JsonMapper.builder()
+      JsonMapper.builder(
+              JsonFactory.builder()
+                  .streamReadConstraints(StrictJson.numbersBounded(new JsonFactory()))
+                  .build())
           .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
           .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
           .configure(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES, false)
@@ -44,7 +51,20 @@ class ToolArguments {
    * guess UTF-16 or UTF-32 and decode overlong forms, reading what was not sent.
    */
   static JsonNode body(byte[] bytes) throws IOException {
-    return ENVELOPE.readTree(new String(bytes, StandardCharsets.UTF_8));
+    try (JsonParser parser = ENVELOPE.createParser(new String(bytes, StandardCharsets.UTF_8))) {
+      try {
+        return ENVELOPE.readTree(parser);
+      } catch (StrictJson.NumberTooLong e) {
+        throw new NumberTooLong(StrictJson.pathOf(parser), e);
+      }
+    }
+  }
+
+  /** A number written longer than the API reads one, and where in the message it is. */
+  static final class NumberTooLong extends IOException {
+    NumberTooLong(String where, StrictJson.NumberTooLong refusal) {
+      super("the value of '" + where + "' " + refusal.getOriginalMessage());
+    }
   }
 
   private final ObjectMapper json;

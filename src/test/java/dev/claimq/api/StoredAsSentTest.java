@@ -23,6 +23,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -269,6 +271,107 @@ class StoredAsSentTest extends AsAdmin {
           "digits");
     }
     assertThat(listed(queue)).isEmpty();
+  }
+
+  @Test
+  void a_number_of_up_to_1000_digits_before_and_after_the_point_is_stored_as_sent()
+      throws Exception {
+    String path = "/v1/queues/" + uniqueQueue("numbers-long") + "/items";
+    List<String> numbers =
+        List.of(
+            "0." + "1".repeat(1000),
+            "1".repeat(500) + "." + "1".repeat(501),
+            "9".repeat(1000) + ".0",
+            "-" + "9".repeat(1000) + "." + "9".repeat(1000),
+            "-" + "9".repeat(1000));
+    int key = 0;
+    for (String number : numbers) {
+      String body = "{\"dedupeKey\":\"k" + ++key + "\",\"payload\":{\"n\":" + number + "}}";
+      HttpResponse<String> created = post(path, bytes(body));
+
+      assertThat(created.statusCode()).as(shortened(number) + ": " + created.body()).isEqualTo(201);
+      assertThat(answeredNumber(created)).isEqualTo(number);
+      assertThat(post(path, bytes(body)).statusCode()).as("its replay").isEqualTo(200);
+    }
+  }
+
+  @Test
+  void a_number_answered_as_stored_is_the_same_work_when_sent_again() throws Exception {
+    String path = "/v1/queues/" + uniqueQueue("numbers-back") + "/items";
+    int key = 0;
+    // Each is answered written out in full, up to 1,002 characters.
+    for (String number : List.of("1e-1000", "-1.5e-999", "1e999", "1.000e996")) {
+      String sent = "{\"dedupeKey\":\"k" + ++key + "\",\"payload\":{\"n\":%s}}";
+      HttpResponse<String> created = post(path, bytes(sent.formatted(number)));
+      assertThat(created.statusCode()).as(number + ": " + created.body()).isEqualTo(201);
+      String answered = answeredNumber(created);
+
+      HttpResponse<String> again = post(path, bytes(sent.formatted(answered)));
+
+      assertThat(again.statusCode()).as(number + " as answered: " + again.body()).isEqualTo(200);
+      assertThat(answeredNumber(again)).isEqualTo(answered);
+    }
+  }
+
+  @Test
+  void a_number_too_long_is_a_400_naming_where_it_is_and_saying_the_rule() throws Exception {
+    String queue = uniqueQueue("numbers-long-refused");
+    String single = "/v1/queues/" + queue + "/items";
+    String batch = "/v1/queues/" + queue + "/items:batch";
+    String over = "1".repeat(1001);
+    String farOver = "1".repeat(3000);
+    // Path, body, the field the answer must name.
+    String[][] cases = {
+      {single, "{\"dedupeKey\":\"k\",\"payload\":" + over + "}", "payload"},
+      {single, "{\"dedupeKey\":\"k\",\"payload\":0." + over + "}", "payload"},
+      {single, "{\"dedupeKey\":\"k\",\"payload\":" + farOver + "}", "payload"},
+      {single, "{\"dedupeKey\":\"k\",\"payload\":{\"n\":[1," + over + "]}}", "payload.n[1]"},
+      {single, "{\"dedupeKey\":\"k\",\"payload\":{\"n\":[1," + farOver + "]}}", "payload.n[1]"},
+      {
+        single,
+        "{\"dedupeKey\":\"k\",\"payload\":{\"a\":{\"b\":-0." + farOver + "}}}",
+        "payload.a.b"
+      },
+      {single, "{\"dedupeKey\":\"k\",\"payload\":1,\"priority\":" + farOver + "}", "priority"},
+      {
+        batch,
+        "{\"items\":[{\"dedupeKey\":\"a\",\"payload\":1},{\"dedupeKey\":\"k\",\"payload\":"
+            + farOver
+            + "}]}",
+        "items[1].payload"
+      },
+      {
+        batch,
+        "{\"items\":[{\"dedupeKey\":\"a\",\"payload\":1},{\"dedupeKey\":\"k\",\"payload\":{\"n\":"
+            + over
+            + "}}]}",
+        "items[1].payload.n"
+      },
+    };
+    for (String[] c : cases) {
+      HttpResponse<String> answer = post(c[0], bytes(c[1]));
+
+      assertInvalid(answer, c[2], "1000 digits before");
+      assertThat(answer.body()).doesNotContain("StreamReadConstraints");
+    }
+    HttpResponse<String> bare = post(single, bytes(farOver));
+    assertProblemJson(bare, 400);
+    assertThat(json.readTree(bare.body()).path("detail").asText())
+        .isEqualTo(
+            "The body is a number written with more than 2010 digits (a number may have 1000"
+                + " digits before the decimal point and 1000 after it, and an exponent).");
+    assertThat(listed(queue)).isEmpty();
+  }
+
+  /** The number a payload {"n": ...} is answered with, as written in the answer. */
+  private static String answeredNumber(HttpResponse<String> answer) {
+    Matcher number = Pattern.compile("\"n\": ?(-?[0-9][0-9.eE+-]*)").matcher(answer.body());
+    assertThat(number.find()).as(answer.body()).isTrue();
+    return number.group(1);
+  }
+
+  private static String shortened(String text) {
+    return text.length() <= 40 ? text : text.substring(0, 40) + "… (" + text.length() + ")";
   }
 
   @Test

@@ -197,6 +197,70 @@ class McpHostileInputTest {
     }
   }
 
+  @Test
+  void a_number_of_up_to_1000_digits_before_and_after_the_point_is_enqueued_and_replays()
+      throws Exception {
+    List<String> numbers =
+        List.of(
+            "0." + "1".repeat(1000),
+            "-" + "9".repeat(1000) + "." + "9".repeat(1000),
+            "1".repeat(1000),
+            "1e-1000");
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      int id = 60;
+      for (String number : numbers) {
+        String key = "long-" + id;
+        for (String outcome : List.of("created", "already enqueued")) {
+          HttpResponse<String> answer = post(enqueue(++id + "", key, "{\"n\":" + number + "}"));
+
+          assertThat(answer.statusCode()).as(shorten(answer.body())).isEqualTo(200);
+          JsonNode result = message(answer).path("result");
+          assertThat(message(answer).path("id").asInt()).as(shorten(answer.body())).isEqualTo(id);
+          assertThat(result.path("structuredContent").path("result").asText())
+              .as(shorten(answer.body()))
+              .isEqualTo(outcome);
+        }
+      }
+      assertThat(rows()).isEqualTo(numbers.size());
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void a_number_too_long_is_refused_naming_where_it_is_in_the_services_words() throws Exception {
+    String over = "1".repeat(1001);
+    String farOver = "1".repeat(3000);
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      // Past the digits a number may be stored with: the tool refuses it, as the API does.
+      for (String payload : List.of("{\"n\":[1," + over + "]}", "{\"n\":[1,0." + over + "]}")) {
+        HttpResponse<String> answer = post(enqueue("71", "k", payload));
+
+        assertThat(answer.statusCode()).as(shorten(answer.body())).isEqualTo(200);
+        JsonNode result = message(answer).path("result");
+        assertThat(result.path("isError").asBoolean()).as(shorten(answer.body())).isTrue();
+        assertThat(result.path("content").path(0).path("text").asText())
+            .isEqualTo(
+                "The value of 'payload.n[1]' is a number with more than 1000 digits before or"
+                    + " after the decimal point.");
+      }
+      // Past the digits a number may be written with: the message cannot be read.
+      for (String payload :
+          List.of("{\"n\":[1," + farOver + "]}", "{\"n\":[1,-0." + farOver + "]}")) {
+        HttpResponse<String> answer = post(enqueue("72", "k", payload));
+
+        assertThat(answer.statusCode()).as(shorten(answer.body())).isEqualTo(400);
+        JsonNode error = message(answer).path("error");
+        assertThat(error.path("code").asInt()).isEqualTo(-32700);
+        assertThat(error.path("message").asText())
+            .startsWith("The body cannot be read: the value of 'params.arguments.payload.n[1]' is")
+            .contains("1000 digits before the decimal point")
+            .doesNotContain("StreamReadConstraints");
+      }
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
   /** Params the MCP schema shapes otherwise, by what the answer must say; ids from 50. */
   private static Map<String, String> misshapenParams() {
     Map<String, String> cases = new LinkedHashMap<>();
