@@ -154,6 +154,10 @@ public class ProblemMappers {
    * kind), for errors[] as every other 400 about a field has it; null for broken JSON.
    */
   private static Problem.FieldError fieldError(JsonProcessingException e) {
+    String twice = namedTwice(e);
+    if (twice != null) {
+      return new Problem.FieldError(twice, "is named twice in one object");
+    }
     for (Throwable cause = e; cause != null; cause = cause.getCause()) {
       if (cause instanceof JsonParseException) {
         return null;
@@ -169,6 +173,20 @@ public class ProblemMappers {
                 ? "must be " + describe(mismatch.getTargetType())
                 : "cannot be read";
     return new Problem.FieldError(jsonPath(mapping), message);
+  }
+
+  /**
+   * Where the field named twice is, as a path (items[1].dedupeKey); null when e is not about one,
+   * or does not say where. The parser stopped at the second name, so where it stands says.
+   */
+  private static String namedTwice(JsonProcessingException e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof JsonParseException syntax
+          && String.valueOf(syntax.getOriginalMessage()).startsWith("Duplicate field")) {
+        return syntax.getProcessor() == null ? null : StrictJson.pathOf(syntax.getProcessor());
+      }
+    }
+    return null;
   }
 
   /** The body's own stream refused it while a reader was reading: too large, or not UTF-8. */
@@ -209,8 +227,11 @@ public class ProblemMappers {
     }
     if (e instanceof JsonParseException
         && String.valueOf(e.getOriginalMessage()).startsWith("Duplicate field")) {
+      String twice = namedTwice(e);
       return "The body names a field twice in one object ("
-          + e.getOriginalMessage().substring("Duplicate ".length())
+          + (twice == null
+              ? e.getOriginalMessage().substring("Duplicate ".length())
+              : "'" + twice + "'")
           + where(e)
           + "): an ambiguous document is refused, not guessed.";
     }

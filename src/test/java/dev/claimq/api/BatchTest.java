@@ -493,8 +493,10 @@ class BatchTest extends AsAdmin {
       {enqueue, "{\"dedupeKey\":\"b\",\"payload\":1,\"priority\":\"1\"}", "items[1].priority"},
       {enqueue, "{\"dedupeKey\":\"b\",\"payload\":{\"to\":\"\\u0000\"}}", "items[1].payload.to"},
       {enqueue, "{\"dedupeKey\":\"b\",\"payload\":1,\"priority\":null}", "items[1].priority"},
+      {enqueue, "{\"dedupeKey\":\"b\",\"payload\":{\"to\":1,\"to\":2}}", "items[1].payload.to"},
       {"/v1/items:complete", "{\"id\":\"1\",\"claimToken\":\"\"}", "items[1].claimToken"},
       {"/v1/items:complete", "null", "items[1]"},
+      {"/v1/items:complete", "{\"id\":\"1\",\"claimToken\":\"t\",\"id\":\"2\"}", "items[1].id"},
       {"/v1/items:fail", "{\"id\":\"1\",\"claimToken\":\"t\",\"error\":\" \"}", "items[1].error"},
       {
         "/v1/items:fail",
