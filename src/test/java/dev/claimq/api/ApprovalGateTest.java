@@ -284,14 +284,7 @@ class ApprovalGateTest extends AsAdmin {
     String approved = enqueued(queue, "c", 3);
     approve(approved, Map.of()).then().statusCode(200);
 
-    Map<String, Object> entry =
-        json()
-            .get("/v1/queues")
-            .then()
-            .statusCode(200)
-            .extract()
-            .jsonPath()
-            .getMap("queues.find { it.queue == '" + queue + "' }");
+    Map<String, Object> entry = queueEntry(queue);
     assertThat(entry)
         .extracting("counts")
         .isEqualTo(Map.of("held", 2, "pending", 1, "sending", 0, "failed", 0));
@@ -321,14 +314,7 @@ class ApprovalGateTest extends AsAdmin {
     reject(id, Map.of("reason", "Wrong recipient")).then().statusCode(200);
     retry(id).then().statusCode(200).body("state", equalTo("held"));
 
-    Map<String, Object> entry =
-        json()
-            .get("/v1/queues")
-            .then()
-            .statusCode(200)
-            .extract()
-            .jsonPath()
-            .getMap("queues.find { it.queue == '" + queue + "' }");
+    Map<String, Object> entry = queueEntry(queue);
     assertThat(((Number) entry.get("oldestHeldAgeSeconds")).doubleValue()).isBetween(0.0, 60.0);
     sampler.sample();
     assertThat(MetricValues.scrape().value("claimq_oldest_held_age_seconds", "queue", queue))
@@ -372,6 +358,17 @@ class ApprovalGateTest extends AsAdmin {
         .statusCode(200)
         .body("requireApproval", equalTo(true));
     return queue;
+  }
+
+  /** The queue's row of GET /v1/queues. */
+  private static Map<String, Object> queueEntry(String queue) {
+    return json()
+        .get("/v1/queues")
+        .then()
+        .statusCode(200)
+        .extract()
+        .jsonPath()
+        .getMap("queues.find { it.queue == '" + queue + "' }");
   }
 
   static Response approve(String id, Map<String, ?> body) {

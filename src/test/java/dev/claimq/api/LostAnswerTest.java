@@ -215,22 +215,11 @@ class LostAnswerTest extends AsAdmin {
   void a_replayed_batch_complete_and_fail_answer_each_entry_200_again_and_finish_it_once()
       throws SQLException {
     String queue = uniqueQueue("lost-batch-finish");
-    enqueued(queue, "a", 1);
-    enqueued(queue, "b", 2);
-    List<Map<String, Object>> claimed =
-        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim:batch", queue).path("items");
-    String a = (String) claimed.get(0).get("id");
-    String b = (String) claimed.get(1).get("id");
-    Map<String, Object> completes =
-        Map.of(
-            "items",
-            List.of(
-                Map.of(
-                    "id", a, "claimToken", claimed.get(0).get("claimToken"), "externalRef", "r")));
-    Map<String, Object> fails =
-        Map.of(
-            "items",
-            List.of(Map.of("id", b, "claimToken", claimed.get(1).get("claimToken"), "error", "x")));
+    ClaimedPair pair = claimedPair(queue);
+    String a = pair.completed();
+    String b = pair.failed();
+    Map<String, Object> completes = Map.of("items", List.of(pair.complete()));
+    Map<String, Object> fails = Map.of("items", List.of(pair.fail()));
     MetricValues before = MetricValues.scrape();
     String completed = batch("/v1/items:complete", completes).asString();
     String failed = batch("/v1/items:fail", fails).asString();
@@ -253,16 +242,11 @@ class LostAnswerTest extends AsAdmin {
     // Each entry after the first for one claim answers as its repeat (README): 200, no second
     // finish, and no second count, which three copies of each entry once made three.
     String queue = uniqueQueue("lost-batch-repeat");
-    enqueued(queue, "a", 1);
-    enqueued(queue, "b", 2);
-    List<Map<String, Object>> claimed =
-        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim:batch", queue).path("items");
-    String a = (String) claimed.get(0).get("id");
-    String b = (String) claimed.get(1).get("id");
-    Map<String, Object> complete =
-        Map.of("id", a, "claimToken", claimed.get(0).get("claimToken"), "externalRef", "r");
-    Map<String, Object> fail =
-        Map.of("id", b, "claimToken", claimed.get(1).get("claimToken"), "error", "x");
+    ClaimedPair pair = claimedPair(queue);
+    String a = pair.completed();
+    String b = pair.failed();
+    Map<String, Object> complete = pair.complete();
+    Map<String, Object> fail = pair.fail();
     MetricValues before = MetricValues.scrape();
 
     String completed =
@@ -420,6 +404,27 @@ class LostAnswerTest extends AsAdmin {
     Response response = json().urlEncodingEnabled(false).body(body).post(path);
     response.then().statusCode(200);
     return response;
+  }
+
+  /**
+   * Two items of a queue claimed in one batch: a complete entry for one, a fail entry for the
+   * other.
+   */
+  private record ClaimedPair(
+      String completed, String failed, Map<String, Object> complete, Map<String, Object> fail) {}
+
+  private static ClaimedPair claimedPair(String queue) {
+    enqueued(queue, "a", 1);
+    enqueued(queue, "b", 2);
+    List<Map<String, Object>> claimed =
+        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim:batch", queue).path("items");
+    String a = (String) claimed.get(0).get("id");
+    String b = (String) claimed.get(1).get("id");
+    return new ClaimedPair(
+        a,
+        b,
+        Map.of("id", a, "claimToken", claimed.get(0).get("claimToken"), "externalRef", "r"),
+        Map.of("id", b, "claimToken", claimed.get(1).get("claimToken"), "error", "x"));
   }
 
   private static double delta(MetricValues before, String counter, String queue, String... tags) {
