@@ -2,7 +2,6 @@ package dev.claimq.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.claimq.policy.Backoff;
 import dev.claimq.queue.Outcome;
 import dev.claimq.queue.QueuePolicies;
 import dev.claimq.security.Role;
@@ -284,29 +283,30 @@ public class QueuePolicyResource {
    * out: refused, not applied as the base, which a client reading the answer back would not find.
    */
   private void refuseCapBelowBase(Requests.Policy body) {
-    Backoff defaults = policies.defaultBackoff();
+    long defaultBase = policies.defaultBackoff().base().toSeconds();
+    long defaultCap = policies.defaultBackoff().cap().toSeconds();
     Integer base = body.backoffBaseSeconds();
     Integer cap = body.backoffCapSeconds();
     if (base != null && cap != null && cap < base) {
       throw new BadRequestException(
           "backoffCapSeconds", "'backoffCapSeconds' must be at least 'backoffBaseSeconds'.");
     }
-    if (base == null && cap != null && cap < defaults.base().toSeconds()) {
+    if (base == null && cap != null && cap < defaultBase) {
       throw new BadRequestException(
           "backoffCapSeconds",
           "'backoffCapSeconds' ("
               + cap
               + ") must be at least the base, which is the service's "
-              + defaults.base().toSeconds()
+              + defaultBase
               + " s when 'backoffBaseSeconds' is left out: raise the cap, or give a base too.");
     }
-    if (base != null && cap == null && base > defaults.cap().toSeconds()) {
+    if (base != null && cap == null && base > defaultCap) {
       throw new BadRequestException(
           "backoffBaseSeconds",
           "'backoffBaseSeconds' ("
               + base
               + ") must be at most the cap, which is the service's "
-              + defaults.cap().toSeconds()
+              + defaultCap
               + " s when 'backoffCapSeconds' is left out: lower the base, or give a cap too.");
     }
   }
