@@ -54,7 +54,9 @@ class CharacterLimitsTest extends AsAdmin {
         "dedupeKey",
         "size must be between 1 and 200");
     refused(
-        enqueueBatch(queue, "b" + characters(200)), "dedupeKey", "size must be between 1 and 200");
+        enqueueBatch(queue, "b" + characters(200)),
+        "items[0].dedupeKey",
+        "size must be between 1 and 200");
   }
 
   @Test
