@@ -5,10 +5,18 @@
 --
 -- Every state change is one conditional statement, and all times come from the database clock.
 -- A conditional statement answers with the row whether or not it changed it, and a first column
--- "changed" says which, so one round trip decides 200, 204, 404, 409 or a replay. The unchanged
--- row is read FOR SHARE: a plain read would see the row as the statement's snapshot had it, from
--- before a concurrent change that the UPDATE waited for and then found no longer matching, and
--- would explain the refusal with a state the item has already left.
+-- "changed" says which, so one round trip decides 200, 204, 404, 409 or a replay. An operator's
+-- statement reads the unchanged row FOR SHARE: a plain read would see the row as the statement's
+-- snapshot had it, from before a concurrent change that the UPDATE waited for and then found no
+-- longer matching, and would explain the refusal with a state the item has already left. A
+-- worker's report (heartbeat, complete, fail, their batches, intent, release) reads it without a
+-- lock: claims pick with SKIP LOCKED, which steps past a row held FOR SHARE, so a stale or repeated
+-- report would hide a due pending item from every claim while it ran. Such a snapshot row can only
+-- be stale in that one way, and then it is a row the UPDATE matched in the snapshot: sending under
+-- the report's own token. A token is issued once and its claim ends once, so no committed row is
+-- that again after the change; ItemRepository runs the statement once more on that answer, with a
+-- snapshot that has the change, and takes the second answer as it is (a release refused at its
+-- limit answers sending under its token too, every time).
 --
 -- An operator's change of one item may be conditional (an If-Match: :conditional, and the
 -- :versions it names): made only while the row is at one of those versions. An item's version is
@@ -297,8 +305,9 @@ WITH extended AS (
   WHERE id = :id AND claim_token = :token AND state = 'sending'
   RETURNING *
 ),
+-- The unchanged row is read without a lock (see the top of this file).
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM extended) FOR SHARE
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM extended)
 )
 SELECT true AS changed, * FROM extended
 UNION ALL
@@ -424,10 +433,9 @@ FROM claimed;
 -- counted. Any other token changes nothing. The answer stays a refusal (changed is false), with
 -- late saying the report was recorded.
 -- A late success locks the item (target) before the attempt it records on: the item, then its
--- attempts, is the order every other statement takes. Taken the other way round, a finish with
--- another token that holds the item and reads its latest attempt locked (last_outcome, here and
--- in fail, release and the batches) would wait for this statement while it waits for that one (a
--- deadlock).
+-- attempts, is the order every other statement takes. Taken the other way round, a statement that
+-- holds the item and then locks its attempts would wait for this statement while it waits for
+-- that one (a deadlock).
 WITH finished AS (
   UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
                   lease_expires_at = NULL, updated_at = now(),
@@ -494,21 +502,20 @@ applied AS (
 unchanged AS (
   SELECT * FROM item
   WHERE id = :id AND NOT EXISTS (SELECT FROM finished) AND NOT EXISTS (SELECT FROM applied)
-  FOR SHARE
 )
 -- held_since: when the finished claim began (its attempt, still open in this statement's
 -- snapshot), for the processing-time metric, on the database clock.
 -- last_outcome, of an unchanged row: how the item's latest attempt ended, which tells a repeat of
 -- this claim's complete (done) from a complete after its own fail or release (see WorkService).
--- Read FOR SHARE, as the item is: a concurrent finish of that attempt that committed after this
--- statement's snapshot is seen, as it is on the item.
+-- The unchanged row and its attempt are read without a lock, from the statement's snapshot, so
+-- they agree (see the top of this file for the one case in which that snapshot is out of date).
 SELECT true AS changed, false AS late, f.*, a.claimed_at AS held_since,
        CAST(NULL AS text) AS last_outcome FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
 SELECT false, true, *, NULL, NULL FROM applied
 UNION ALL
-SELECT false, false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
+SELECT false, false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1) FROM unchanged u;
 
 -- name: fail
 -- A failed attempt goes back to pending while it is retryable and attempts remain, otherwise it
@@ -568,7 +575,7 @@ closed AS (
   RETURNING a.item_id, a.claimed_at, a.sent_unknown
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished) FOR SHARE
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished)
 )
 -- held_since and last_outcome as in complete.
 SELECT true AS changed, f.*, c.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome,
@@ -579,7 +586,7 @@ UNION ALL
 SELECT false, u.*, NULL, last.outcome, last.sent_unknown
 FROM unchanged u
 LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown FROM attempt a WHERE a.item_id = u.id
-                   ORDER BY a.id DESC LIMIT 1 FOR SHARE) last ON true;
+                   ORDER BY a.id DESC LIMIT 1) last ON true;
 
 -- name: complete-batch
 -- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
@@ -616,14 +623,13 @@ closed AS (
 unchanged AS (
   SELECT * FROM item
   WHERE id IN (SELECT id FROM named) AND id NOT IN (SELECT id FROM finished)
-  FOR SHARE
 )
 -- held_since and last_outcome as in complete.
 SELECT true AS changed, f.*, a.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome
 FROM finished f
 LEFT JOIN attempt a ON a.item_id = f.id AND a.finished_at IS NULL
 UNION ALL
-SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
+SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1) FROM unchanged u;
 
 -- name: fail-batch
 -- The batch form of fail, with exactly its conditions; each entry brings its own schedule. Of
@@ -688,7 +694,6 @@ closed AS (
 unchanged AS (
   SELECT * FROM item
   WHERE id IN (SELECT id FROM named) AND id NOT IN (SELECT id FROM finished)
-  FOR SHARE
 )
 -- held_since, last_outcome and last_sent_unknown as in fail.
 SELECT true AS changed, f.*, c.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome,
@@ -699,7 +704,7 @@ UNION ALL
 SELECT false, u.*, NULL, last.outcome, last.sent_unknown
 FROM unchanged u
 LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown FROM attempt a WHERE a.item_id = u.id
-                   ORDER BY a.id DESC LIMIT 1 FOR SHARE) last ON true;
+                   ORDER BY a.id DESC LIMIT 1) last ON true;
 
 -- name: retry
 -- An operator's second chance: a fresh budget of attempts, due now. The history and the
@@ -908,6 +913,8 @@ SELECT queue, count(*) AS released FROM released GROUP BY queue;
 -- time stays). The item is read FOR SHARE first, so the reaper (FOR UPDATE SKIP LOCKED) cannot
 -- release the claim between the check and the write and decide without seeing the intent; and the
 -- reaper reads the attempt locked, so it sees an intent that committed while its statement ran.
+-- Only that current claim is locked: the unchanged row of a stale or repeated intent is read
+-- without a lock (see the top of this file).
 WITH current AS (
   SELECT id FROM item WHERE id = :id AND claim_token = :token AND state = 'sending' FOR SHARE
 ),
@@ -917,7 +924,7 @@ declared AS (
   RETURNING a.item_id
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM declared) FOR SHARE
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM declared)
 )
 SELECT true AS changed, item.* FROM item JOIN declared ON declared.item_id = item.id
 UNION ALL
@@ -943,12 +950,12 @@ closed AS (
   FROM released WHERE a.item_id = released.id AND a.finished_at IS NULL
 ),
 unchanged AS (
-  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM released) FOR SHARE
+  SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM released)
 )
 -- last_outcome as in complete: a repeated release finds its attempt released.
 SELECT true AS changed, *, CAST(NULL AS text) AS last_outcome FROM released
 UNION ALL
-SELECT false, u.*, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1 FOR SHARE) FROM unchanged u;
+SELECT false, u.*, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1) FROM unchanged u;
 
 -- name: resolve
 -- An operator's word that a failed item's side effect did happen (confirmed with the provider,

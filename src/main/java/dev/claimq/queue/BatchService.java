@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.claimq.policy.FailureReason;
+import dev.claimq.store.FinishStatements.Failure;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.ItemRepository.Changed;
@@ -23,7 +24,9 @@ import java.util.Set;
 
 /**
  * Many items per call, for throughput: each batch is decided by one statement with the same
- * conditions as the single calls, and answers per entry what the single call would have answered.
+ * conditions as the single calls, and answers per entry what the single call would have answered. A
+ * finish's entry that its statement could only answer from a snapshot older than the change it
+ * waited for ({@link Changed#outdated}) is decided by the single call.
  */
 @ApplicationScoped
 public class BatchService {
@@ -121,10 +124,17 @@ public class BatchService {
     Set<Long> changed = new HashSet<>();
     List<Answer> answers = new ArrayList<>();
     for (CompleteEntry entry : entries) {
+      Changed row = rows.get(entry.id());
+      if (row != null && row.outdated(entry.claimToken())) {
+        // The statement's snapshot is from before a change it waited for: the single complete,
+        // with a snapshot of its own, says what this entry is (a repeat, or a late success).
+        answers.add(work.complete(entry.id(), entry.claimToken(), entry.externalRef(), actor));
+        continue;
+      }
       Answer answer =
           once(
               answer(
-                  rows.get(entry.id()),
+                  row,
                   entry.claimToken(),
                   WorkService.Repeat.COMPLETE,
                   WorkService.sameComplete(entry.externalRef())),
@@ -151,39 +161,54 @@ public class BatchService {
                 .map(FailEntry::id)
                 .collect(java.util.stream.Collectors.toSet()));
     ArrayNode batch = json.createArrayNode();
+    List<Failure> failures = new ArrayList<>(entries.size());
     for (FailEntry entry : entries) {
+      Failure failure =
+          new Failure(
+              FailureReason.sanitize(entry.error()),
+              entry.retryable(),
+              entry.sentUnknown(),
+              work.delays(entry.retryAfterSeconds(), backoffs.get(entry.id())));
+      failures.add(failure);
       ObjectNode row =
           batch
               .addObject()
               .put("id", entry.id())
               .put("claim_token", entry.claimToken())
-              .put("error", FailureReason.sanitize(entry.error()))
-              .put("retryable", entry.retryable())
-              .put("sent_unknown", entry.sentUnknown());
+              .put("error", failure.error())
+              .put("retryable", failure.retryable())
+              .put("sent_unknown", failure.sentUnknown());
       ArrayNode delays = row.putArray("delays");
-      for (long delay : work.delays(entry.retryAfterSeconds(), backoffs.get(entry.id()))) {
+      for (long delay : failure.delays()) {
         delays.add(delay);
       }
     }
     Map<Long, Changed> rows = byId(items.failBatch(batch.toString(), entries.size(), actor));
     Set<Long> changed = new HashSet<>();
-    return entries.stream()
-        .map(
-            entry ->
-                work.counted(
-                    once(
-                        answer(
-                            rows.get(entry.id()),
-                            entry.claimToken(),
-                            WorkService.Repeat.FAIL,
-                            WorkService.sameFail(
-                                FailureReason.sanitize(entry.error()),
-                                entry.retryable(),
-                                entry.sentUnknown(),
-                                entry.retryAfterSeconds())),
-                        changed),
-                    null))
-        .toList();
+    List<Answer> answers = new ArrayList<>();
+    for (int i = 0; i < entries.size(); i++) {
+      FailEntry entry = entries.get(i);
+      Failure failure = failures.get(i);
+      java.util.function.Predicate<Changed> sameFail =
+          WorkService.sameFail(
+              failure.error(), entry.retryable(), entry.sentUnknown(), entry.retryAfterSeconds());
+      Changed row = rows.get(entry.id());
+      Answer answer;
+      if (row != null && row.outdated(entry.claimToken())) {
+        // The statement's snapshot is from before a change it waited for: the single fail, with
+        // a snapshot of its own and this entry's schedule, says what this entry is.
+        answer =
+            answer(
+                items.fail(entry.id(), entry.claimToken(), failure, actor).orElse(null),
+                entry.claimToken(),
+                WorkService.Repeat.FAIL,
+                sameFail);
+      } else {
+        answer = once(answer(row, entry.claimToken(), WorkService.Repeat.FAIL, sameFail), changed);
+      }
+      answers.add(work.counted(answer, null));
+    }
+    return answers;
   }
 
   /**

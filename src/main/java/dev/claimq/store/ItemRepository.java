@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
@@ -65,6 +66,16 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
     Changed(boolean changed, boolean late, Item item, String lastOutcome) {
       this(changed, late, item, lastOutcome, false);
+    }
+
+    /**
+     * A worker's report refused with the item still sending under the report's own token: what the
+     * report's UPDATE matched in its snapshot, and so, when it changed nothing, that snapshot from
+     * before a change the UPDATE waited for (item.sql, at the top), unless a release's limit
+     * refused it. A token is issued once and its claim ends once, so the item is never so again.
+     */
+    public boolean outdated(String token) {
+      return !changed && !late && item.state == ItemState.SENDING && token.equals(item.claimToken);
     }
   }
 
@@ -338,12 +349,15 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
   /** Extends the lease of the current claim; empty when there is no such item. */
   public Optional<Changed> heartbeat(long id, String token, Integer leaseSeconds) {
-    return single(
-        HEARTBEAT
-            .on(dataSource)
-            .set("id", id)
-            .set("token", token)
-            .set("leaseSeconds", leaseSeconds));
+    return latest(
+        token,
+        () ->
+            single(
+                HEARTBEAT
+                    .on(dataSource)
+                    .set("id", id)
+                    .set("token", token)
+                    .set("leaseSeconds", leaseSeconds)));
   }
 
   /** Marks the claimed item done; empty when there is no such item. */
@@ -359,7 +373,9 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private Optional<Changed> complete(
       Connection held, long id, String token, String externalRef, String actor) {
     Optional<Changed> done = finishing(COMPLETE_HELD, held, id, token, externalRef, actor);
-    return done.isPresent() ? done : finishing(COMPLETE, held, id, token, externalRef, actor);
+    return done.isPresent()
+        ? done
+        : latest(token, () -> finishing(COMPLETE, held, id, token, externalRef, actor));
   }
 
   private Optional<Changed> finishing(
@@ -434,18 +450,21 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
   private Optional<Changed> fail(
       Connection held, long id, String token, Failure failure, String actor) {
-    return on(FAIL, held)
-        .set("id", id)
-        .set("token", token)
-        .set("error", failure.error())
-        .set("retryable", failure.retryable())
-        .set("sentUnknown", failure.sentUnknown())
-        .set("delays", bigintArray(failure.delays()))
-        .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
-        .set("actor", actor)
-        .list(ItemRepository::failedOrNot)
-        .stream()
-        .reduce(ItemRepository::onlyOne);
+    return latest(
+        token,
+        () ->
+            on(FAIL, held)
+                .set("id", id)
+                .set("token", token)
+                .set("error", failure.error())
+                .set("retryable", failure.retryable())
+                .set("sentUnknown", failure.sentUnknown())
+                .set("delays", bigintArray(failure.delays()))
+                .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
+                .set("actor", actor)
+                .list(ItemRepository::failedOrNot)
+                .stream()
+                .reduce(ItemRepository::onlyOne));
   }
 
   /** Completes every entry whose token is its item's current claim; answers every named item. */
@@ -471,27 +490,30 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
   /** Records the current attempt's send intent; empty when there is no such item. */
   public Optional<Changed> intent(long id, String token) {
-    return single(INTENT.on(dataSource).set("id", id).set("token", token));
+    return latest(token, () -> single(INTENT.on(dataSource).set("id", id).set("token", token)));
   }
 
   /** Hands the claim back, due after the delay, while releases remain; empty for no such item. */
   public Optional<Changed> release(long id, String token, long delaySeconds, String actor) {
-    return RELEASE
-        .on(dataSource)
-        .set("id", id)
-        .set("token", token)
-        .set("delaySeconds", delaySeconds)
-        .set("defaultMaxReleases", defaultMaxReleases)
-        .set("actor", actor)
-        .list(
-            row ->
-                new Changed(
-                    row.getBoolean("changed"),
-                    false,
-                    ITEMS.map(row),
-                    row.getString("last_outcome")))
-        .stream()
-        .reduce(ItemRepository::onlyOne);
+    return latest(
+        token,
+        () ->
+            RELEASE
+                .on(dataSource)
+                .set("id", id)
+                .set("token", token)
+                .set("delaySeconds", delaySeconds)
+                .set("defaultMaxReleases", defaultMaxReleases)
+                .set("actor", actor)
+                .list(
+                    row ->
+                        new Changed(
+                            row.getBoolean("changed"),
+                            false,
+                            ITEMS.map(row),
+                            row.getString("last_outcome")))
+                .stream()
+                .reduce(ItemRepository::onlyOne));
   }
 
   /**
@@ -991,6 +1013,17 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /** The statement on the transaction's connection when there is one, else on its own. */
   private Sql.Call on(Sql sql, Connection held) {
     return held == null ? sql.on(dataSource) : sql.on(held);
+  }
+
+  /**
+   * A worker's report, run once more when its answer is {@link Changed#outdated}: the second run's
+   * snapshot has the change the first one's UPDATE waited for (READ COMMITTED: each statement its
+   * own, in a transaction too). Its answer is taken as it is, for a release refused at its limit
+   * answers the same way again.
+   */
+  private static Optional<Changed> latest(String token, Supplier<Optional<Changed>> report) {
+    Optional<Changed> row = report.get();
+    return row.isPresent() && row.get().outdated(token) ? report.get() : row;
   }
 
   private static Optional<Changed> single(Sql.Call call) {

@@ -147,11 +147,11 @@ class ConcurrentMixTest extends AsAdmin {
 
   /**
    * A collision the mix makes only rarely, made to happen: a late complete (the token of its item's
-   * ended attempt, and an externalRef) records on that attempt and acts on the item, while a finish
-   * with another token (a fail, release or complete, a batch) locks the item and then reads its
-   * latest attempt locked. Here the finish's two reads are split across a transaction so that the
-   * complete comes in between; in one statement each they meet the same way, within a narrower
-   * window. Both must take the item first: then one waits for the other, and neither is refused.
+   * ended attempt, and an externalRef) records on that attempt and acts on the item, while another
+   * statement locks the item and then its latest attempt. Here the two locks are split across a
+   * transaction so that the complete comes in between; in one statement each they meet the same
+   * way, within a narrower window. Both must take the item first: then one waits for the other, and
+   * neither is refused.
    */
   @Test
   void a_late_complete_and_a_finish_of_its_item_wait_for_each_other_in_one_order()

@@ -1,0 +1,297 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.claimNext;
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.fail;
+import static dev.claimq.Api.json;
+import static dev.claimq.Api.release;
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.equalTo;
+
+import dev.claimq.AsAdmin;
+import dev.claimq.Locks;
+import dev.claimq.store.Sql;
+import dev.claimq.store.SqlFile;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A worker's refused or repeated report changes nothing, and must not stand in anyone's way while
+ * it runs: claims step past a locked row (SKIP LOCKED), so a report that locked the item it refuses
+ * would hide a due item from them. The service's own statements run here in a transaction the test
+ * keeps open, which makes the moment they run last as long as the test needs.
+ */
+@QuarkusTest
+class RefusedReportsTest extends AsAdmin {
+  private static final SqlFile FILE = SqlFile.load("db/item.sql");
+  private static final Sql HEARTBEAT = FILE.take("heartbeat", "id", "token", "leaseSeconds");
+  private static final Sql COMPLETE = FILE.take("complete", "id", "token", "externalRef", "actor");
+  private static final Sql COMPLETE_HELD =
+      FILE.take("complete-held", "id", "token", "externalRef", "actor");
+  private static final Sql INTENT = FILE.take("intent", "id", "token");
+  private static final Sql FAIL =
+      FILE.take(
+          "fail",
+          "id",
+          "token",
+          "error",
+          "retryable",
+          "sentUnknown",
+          "delays",
+          "defaultOnUnknownOutcome",
+          "actor");
+  private static final Sql RELEASE =
+      FILE.take("release", "id", "token", "delaySeconds", "defaultMaxReleases", "actor");
+
+  @Inject DataSource dataSource;
+
+  @Test
+  void a_stale_heartbeat_running_leaves_the_due_item_to_a_claim() throws Exception {
+    Due due = failedForRetryNow("stale-heartbeat");
+    assertClaimableWhile(
+        due,
+        HEARTBEAT,
+        Map.of("id", Long.parseLong(due.id), "token", due.token, "leaseSeconds", 30));
+  }
+
+  @Test
+  void a_repeated_fail_running_leaves_the_due_item_to_a_claim() throws Exception {
+    Due due = failedForRetryNow("repeated-fail");
+    assertClaimableWhile(due, FAIL, failValues(due));
+  }
+
+  @Test
+  void a_repeated_release_running_leaves_the_due_item_to_a_claim() throws Exception {
+    String queue = uniqueQueue("repeated-release");
+    String id = enqueued(queue, "k", 1);
+    String token =
+        claim(id, Map.of("worker", "w1")).then().statusCode(200).extract().path("claimToken");
+    release(id, Map.of("claimToken", token, "delaySeconds", 0)).then().statusCode(200);
+    Due due = new Due(queue, id, token);
+    assertClaimableWhile(due, RELEASE, releaseValues(due));
+  }
+
+  @Test
+  void a_stale_complete_running_leaves_the_due_item_to_a_claim() throws Exception {
+    Due due = failedForRetryNow("stale-complete");
+    Map<String, Object> values = new java.util.HashMap<>();
+    values.put("id", Long.parseLong(due.id));
+    values.put("token", due.token);
+    values.put("externalRef", null);
+    values.put("actor", "test");
+    assertClaimableWhile(due, COMPLETE, values);
+  }
+
+  @Test
+  void a_stale_intent_running_leaves_the_due_item_to_a_claim() throws Exception {
+    Due due = failedForRetryNow("stale-intent");
+    assertClaimableWhile(due, INTENT, Map.of("id", Long.parseLong(due.id), "token", due.token));
+  }
+
+  /**
+   * A report that waited for its own claim's first report to commit reads the item as its snapshot
+   * had it, still sending under its token: it must answer as the repeat it is, from the item as the
+   * first report left it, not refuse it as a stale claim.
+   */
+  @Test
+  void a_fail_that_waited_for_the_same_fail_to_commit_answers_as_its_repeat() throws Exception {
+    Due due = claimed("waited-fail");
+    Response repeat =
+        whileCommitting(
+            FAIL,
+            failValues(due),
+            () ->
+                fail(
+                    due.id,
+                    Map.of("claimToken", due.token, "error", "timeout", "retryAfterSeconds", 0)));
+    repeat.then().statusCode(200).body("state", equalTo("pending"));
+    assertThat(closedAttempts(due.id)).isEqualTo(1);
+  }
+
+  @Test
+  void a_release_that_waited_for_the_same_release_to_commit_answers_as_its_repeat()
+      throws Exception {
+    Due due = claimed("waited-release");
+    Response repeat =
+        whileCommitting(
+            RELEASE,
+            releaseValues(due),
+            () -> release(due.id, Map.of("claimToken", due.token, "delaySeconds", 0)));
+    repeat.then().statusCode(200).body("state", equalTo("pending"));
+    assertThat(closedAttempts(due.id)).isEqualTo(1);
+    assertThat(column(due.id, "releases")).isEqualTo("1");
+  }
+
+  /** As above, for batch entries: each, the repeated one too, answers as the repeat it is. */
+  @Test
+  void batch_entries_that_waited_for_the_same_finish_to_commit_answer_as_its_repeats()
+      throws Exception {
+    Due failing = claimed("waited-fail-batch");
+    Map<String, Object> failEntry =
+        Map.of(
+            "id",
+            failing.id,
+            "claimToken",
+            failing.token,
+            "error",
+            "timeout",
+            "retryAfterSeconds",
+            0);
+    Response fails =
+        whileCommitting(
+            FAIL,
+            failValues(failing),
+            () ->
+                json().body(Map.of("items", List.of(failEntry, failEntry))).post("/v1/items:fail"));
+    assertThat(fails.<List<Integer>>path("results.status"))
+        .as(fails.asString())
+        .containsExactly(200, 200);
+    assertThat(closedAttempts(failing.id)).isEqualTo(1);
+
+    Due completing = claimed("waited-complete-batch");
+    Map<String, Object> held = new java.util.HashMap<>();
+    held.put("id", Long.parseLong(completing.id));
+    held.put("token", completing.token);
+    held.put("externalRef", null);
+    held.put("actor", "test");
+    Map<String, Object> completeEntry = Map.of("id", completing.id, "claimToken", completing.token);
+    Response completes =
+        whileCommitting(
+            COMPLETE_HELD,
+            held,
+            () ->
+                json()
+                    .body(Map.of("items", List.of(completeEntry, completeEntry)))
+                    .post("/v1/items:complete"));
+    assertThat(completes.<List<Integer>>path("results.status"))
+        .as(completes.asString())
+        .containsExactly(200, 200);
+    assertThat(closedAttempts(completing.id)).isEqualTo(1);
+  }
+
+  private record Due(String queue, String id, String token) {}
+
+  private static Due claimed(String prefix) {
+    String queue = uniqueQueue(prefix);
+    String id = enqueued(queue, "k", 1);
+    String token =
+        claim(id, Map.of("worker", "w1")).then().statusCode(200).extract().path("claimToken");
+    return new Due(queue, id, token);
+  }
+
+  /** An item whose claim failed retryable, due again at once. */
+  private static Due failedForRetryNow(String prefix) {
+    Due due = claimed(prefix);
+    fail(due.id, Map.of("claimToken", due.token, "error", "timeout", "retryAfterSeconds", 0))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("pending"));
+    return due;
+  }
+
+  private static Map<String, Object> failValues(Due due) {
+    return Map.of(
+        "id",
+        Long.parseLong(due.id),
+        "token",
+        due.token,
+        "error",
+        "timeout",
+        "retryable",
+        true,
+        "sentUnknown",
+        false,
+        "delays",
+        "{0}",
+        "defaultOnUnknownOutcome",
+        "retry",
+        "actor",
+        "test");
+  }
+
+  private static Map<String, Object> releaseValues(Due due) {
+    return Map.of(
+        "id",
+        Long.parseLong(due.id),
+        "token",
+        due.token,
+        "delaySeconds",
+        0,
+        "defaultMaxReleases",
+        10,
+        "actor",
+        "test");
+  }
+
+  /** While the statement's transaction is open, a claim of the queue takes the due item. */
+  private void assertClaimableWhile(Due due, Sql statement, Map<String, Object> values)
+      throws SQLException {
+    try (Connection report = dataSource.getConnection()) {
+      report.setAutoCommit(false);
+      try {
+        List<Boolean> changed = run(statement, values, report);
+        assertThat(changed).as("the report changes nothing").containsExactly(false);
+        claimNext(due.queue, Map.of("worker", "w2"))
+            .then()
+            .statusCode(200)
+            .body("id", equalTo(due.id));
+      } finally {
+        report.rollback();
+        report.setAutoCommit(true);
+      }
+    }
+  }
+
+  /** Runs the statement in a transaction, sends the request, and commits once it waits. */
+  private Response whileCommitting(
+      Sql statement, Map<String, Object> values, Supplier<Response> request) throws Exception {
+    try (Connection first = dataSource.getConnection()) {
+      first.setAutoCommit(false);
+      try {
+        assertThat(run(statement, values, first)).containsExactly(true);
+        return Locks.sentWhileHeld(dataSource, first, request);
+      } finally {
+        first.rollback(); // nothing left to roll back once committed
+        first.setAutoCommit(true);
+      }
+    }
+  }
+
+  private static List<Boolean> run(Sql statement, Map<String, Object> values, Connection on) {
+    Sql.Call call = statement.on(on);
+    values.forEach(call::set);
+    return call.list(row -> row.getBoolean("changed"));
+  }
+
+  private long closedAttempts(String id) throws SQLException {
+    return Long.parseLong(
+        query("SELECT count(*) FROM attempt WHERE finished_at IS NOT NULL AND item_id = ?", id));
+  }
+
+  private String column(String id, String column) throws SQLException {
+    return query("SELECT " + column + "::text FROM item WHERE id = ?", id);
+  }
+
+  private String query(String sql, String id) throws SQLException {
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement statement = connection.prepareStatement(sql)) {
+      statement.setLong(1, Long.parseLong(id));
+      try (ResultSet row = statement.executeQuery()) {
+        assertThat(row.next()).isTrue();
+        return row.getString(1);
+      }
+    }
+  }
+}
