@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.claimNext;
+import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.fail;
 import static dev.claimq.Api.json;
@@ -12,6 +13,7 @@ import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.Locks;
+import dev.claimq.Race;
 import dev.claimq.store.Sql;
 import dev.claimq.store.SqlFile;
 import io.quarkus.test.junit.QuarkusTest;
@@ -179,6 +181,51 @@ class RefusedReportsTest extends AsAdmin {
         .as(completes.asString())
         .containsExactly(200, 200);
     assertThat(closedAttempts(completing.id)).isEqualTo(1);
+  }
+
+  /** The same fail, complete or release of one claim, four at once: one finishes, three repeat. */
+  @Test
+  void identical_finishes_of_one_claim_at_once_all_answer_200_and_finish_it_once()
+      throws Exception {
+    for (int round = 0; round < 20; round++) {
+      Due failing = claimed("same-fail");
+      Due completing = claimed("same-complete");
+      Due releasing = claimed("same-release");
+      List<Response> answers =
+          Race.of(
+              12,
+              thread ->
+                  switch (thread % 3) {
+                    case 0 ->
+                        fail(
+                            failing.id,
+                            Map.of(
+                                "claimToken",
+                                failing.token,
+                                "error",
+                                "timeout",
+                                "retryAfterSeconds",
+                                0));
+                    case 1 ->
+                        complete(
+                            completing.id,
+                            Map.of("claimToken", completing.token, "externalRef", "msg_1"));
+                    default ->
+                        release(
+                            releasing.id, Map.of("claimToken", releasing.token, "delaySeconds", 0));
+                  });
+      for (int thread = 0; thread < answers.size(); thread++) {
+        assertThat(answers.get(thread).statusCode())
+            .as("round %d, thread %d: %s", round, thread, answers.get(thread).asString())
+            .isEqualTo(200);
+      }
+      assertThat(closedAttempts(failing.id)).isEqualTo(1);
+      assertThat(closedAttempts(completing.id)).isEqualTo(1);
+      assertThat(closedAttempts(releasing.id)).isEqualTo(1);
+      assertThat(column(failing.id, "attempts")).isEqualTo("1");
+      assertThat(column(completing.id, "state")).isEqualTo("done");
+      assertThat(column(releasing.id, "releases")).isEqualTo("1");
+    }
   }
 
   private record Due(String queue, String id, String token) {}
