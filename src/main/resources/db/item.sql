@@ -770,7 +770,7 @@ SELECT false, * FROM unchanged;
 -- an item past its provider's idempotency horizon: only a single, forced retry sends it again; a
 -- retried proposal that was rejected goes back to held, as a single retry sends it.
 -- SKIP LOCKED steps past an item a worker or another operator is changing right now, and the
--- lock rechecks the filter. With :dryRun the picked items come back as they are, unchanged.
+-- lock rechecks the filter. A dry run is preview-matching, below.
 -- The picked rows are read whole from the lock, as they are now, and tagged: preview_tag is an
 -- md5 of the action and of each picked id with its row's version (xmin). A :previewTag (from a
 -- dry run) makes the change conditional: made only if the filter picks exactly the items that dry
@@ -819,7 +819,7 @@ acted AS (
     last_error = CASE WHEN :action = 'reject' THEN CAST(:note AS text) ELSE i.last_error END,
     claim_token = NULL, updated_at = now()
   FROM chosen, decided
-  WHERE i.id = chosen.id AND NOT :dryRun AND decided.as_previewed
+  WHERE i.id = chosen.id AND decided.as_previewed
   RETURNING i.*, CAST(CAST(i.xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
@@ -829,11 +829,50 @@ recorded AS (
 answered AS (
   SELECT true AS changed, * FROM acted
   UNION ALL
-  SELECT false, * FROM chosen WHERE :dryRun OR NOT (SELECT as_previewed FROM decided)
+  SELECT false, * FROM chosen WHERE NOT (SELECT as_previewed FROM decided)
 )
 SELECT decided.*, answered.*
 FROM decided LEFT JOIN answered ON true
 ORDER BY answered.id DESC;
+
+-- name: preview-matching
+-- A dry run of act-on-matching: the items it would pick now, and their tag, with nothing changed.
+-- The filter, the order, the limit and the tag are act-on-matching's, clause for clause (a
+-- confirmation compares its tag with this one). The rows are read from the statement's snapshot,
+-- without a lock: claims pick with SKIP LOCKED, so a preview that locked the pending items it
+-- lists would hide due work from every claim while it ran. An item a worker is changing right now
+-- is listed as it was; if the change commits, the confirmation's tag differs and nothing is done.
+WITH picked AS MATERIALIZED (
+  SELECT i.*, CAST(CAST(i.xmin AS text) AS bigint) AS row_version FROM item i
+  LEFT JOIN queue_policy p ON p.queue = i.queue
+  WHERE i.state = :state AND i.pruned_at IS NULL
+    AND (CAST(:queues AS text[]) IS NULL OR i.queue = ANY (CAST(:queues AS text[])))
+    AND (CAST(:reason AS text) IS NULL
+         OR strpos(lower(i.last_error), lower(CAST(:reason AS text))) > 0)
+    AND (CAST(:updatedAfter AS timestamptz) IS NULL
+         OR i.updated_at >= CAST(:updatedAfter AS timestamptz))
+    AND (CAST(:updatedBefore AS timestamptz) IS NULL
+         OR i.updated_at < CAST(:updatedBefore AS timestamptz))
+    AND NOT (:action = 'retry' AND p.provider_key_ttl_seconds IS NOT NULL
+             AND now() > i.created_at + (p.provider_key_ttl_seconds
+                                         - coalesce(p.lease_seconds, :defaultLeaseSeconds))
+                                        * interval '1 second')
+  ORDER BY i.id DESC
+  LIMIT :limit + 1
+),
+chosen AS (
+  SELECT * FROM picked ORDER BY id DESC LIMIT :limit
+),
+decided AS (
+  SELECT tag AS preview_tag, (SELECT count(*) FROM picked) > :limit AS more,
+         true AS as_previewed
+  FROM (SELECT md5(CAST(:action AS text) || ':'
+                   || coalesce(string_agg(id || '@' || row_version, ',' ORDER BY id), '')) AS tag
+        FROM chosen) tagged
+)
+SELECT decided.*, false AS changed, chosen.*
+FROM decided LEFT JOIN chosen ON true
+ORDER BY chosen.id DESC;
 
 -- name: reap-expired-leases
 -- Releases claims whose lease ran out. SKIP LOCKED steps past an item whose complete, fail or

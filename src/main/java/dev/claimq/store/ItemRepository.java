@@ -203,10 +203,20 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
           "updatedBefore",
           "defaultLeaseSeconds",
           "limit",
-          "dryRun",
           "previewTag",
           "note",
           "actor");
+  private static final Sql PREVIEW_MATCHING =
+      FILE.take(
+          "preview-matching",
+          "action",
+          "state",
+          "queues",
+          "reason",
+          "updatedAfter",
+          "updatedBefore",
+          "defaultLeaseSeconds",
+          "limit");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
   private static final Sql REFUSES_WRITES = FILE.take("refuses-writes");
   private static final Sql VACUUM = FILE.take("vacuum");
@@ -728,9 +738,14 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
 
   private Matching matching(String action, Selection selection, String note, String actor) {
     ItemFilter filter = selection.filter();
-    List<Picked> rows =
-        ACT_ON_MATCHING
-            .on(dataSource)
+    Sql.Call statement =
+        (selection.dryRun()
+                ? PREVIEW_MATCHING.on(dataSource)
+                : ACT_ON_MATCHING
+                    .on(dataSource)
+                    .set("previewTag", selection.previewTag())
+                    .set("note", note)
+                    .set("actor", actor))
             .within(longStatement)
             .set("action", action)
             .set("defaultLeaseSeconds", defaultLeaseSeconds)
@@ -739,18 +754,15 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
             .set("reason", filter.reason())
             .set("updatedAfter", filter.updatedAfter())
             .set("updatedBefore", filter.updatedBefore())
-            .set("limit", selection.limit())
-            .set("dryRun", selection.dryRun())
-            .set("previewTag", selection.previewTag())
-            .set("note", note)
-            .set("actor", actor)
-            .list(
-                row ->
-                    new Picked(
-                        row.getObject("id") == null ? null : versioned(row),
-                        row.getBoolean("more"),
-                        row.getString("preview_tag"),
-                        row.getBoolean("as_previewed")));
+            .set("limit", selection.limit());
+    List<Picked> rows =
+        statement.list(
+            row ->
+                new Picked(
+                    row.getObject("id") == null ? null : versioned(row),
+                    row.getBoolean("more"),
+                    row.getString("preview_tag"),
+                    row.getBoolean("as_previewed")));
     Picked tag = rows.get(0); // the statement answers the tag's row even when nothing matches
     return new Matching(
         rows.stream().map(Picked::item).filter(java.util.Objects::nonNull).toList(),

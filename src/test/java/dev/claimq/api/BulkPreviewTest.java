@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import static dev.claimq.Api.actionsOn;
+import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.failedForGood;
 import static dev.claimq.Api.item;
@@ -14,13 +15,18 @@ import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.Race;
+import dev.claimq.store.Sql;
+import dev.claimq.store.SqlFile;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
+import jakarta.inject.Inject;
+import java.sql.Connection;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +37,20 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 class BulkPreviewTest extends AsAdmin {
+  private static final Sql PREVIEW =
+      SqlFile.load("db/item.sql")
+          .take(
+              "preview-matching",
+              "action",
+              "state",
+              "queues",
+              "reason",
+              "updatedAfter",
+              "updatedBefore",
+              "defaultLeaseSeconds",
+              "limit");
+
+  @Inject DataSource dataSource;
 
   @Test
   void a_confirmation_with_the_dry_runs_tag_acts_on_exactly_the_items_it_listed() {
@@ -189,6 +209,65 @@ class BulkPreviewTest extends AsAdmin {
     problem(bulk("retry", filter(queue, false, "")), 400, "invalid-request")
         .body("errors[0].field", equalTo("previewTag"));
     item(id).then().body("state", equalTo("failed"));
+  }
+
+  /**
+   * A dry run of a cancel lists due pending items and must not stand in a claim's way: claims step
+   * past locked rows (SKIP LOCKED), so a preview that locked what it lists would answer "nothing
+   * due" to every worker while it ran. The service's dry-run statement runs here in a transaction
+   * the test keeps open, which makes that moment last as long as the test needs.
+   */
+  @Test
+  void a_dry_run_running_leaves_the_due_items_it_lists_to_claims() throws Exception {
+    String queue = uniqueQueue("preview-claimable");
+    String id = enqueued(queue, "a", 1);
+    try (Connection preview = dataSource.getConnection()) {
+      preview.setAutoCommit(false);
+      try {
+        List<String> listed =
+            PREVIEW
+                .on(preview)
+                .set("action", "cancel")
+                .set("state", "pending")
+                .set("queues", new String[] {queue})
+                .set("reason", null)
+                .set("updatedAfter", null)
+                .set("updatedBefore", null)
+                .set("defaultLeaseSeconds", 30)
+                .set("limit", 100)
+                .list(row -> row.getString("id"));
+        assertThat(listed).as("the dry run lists the pending item").containsExactly(id);
+        claimNext(queue, Map.of("worker", "w1")).then().statusCode(200).body("id", equalTo(id));
+      } finally {
+        preview.rollback();
+        preview.setAutoCommit(true);
+      }
+    }
+  }
+
+  /**
+   * The dry run's statement is written out on its own, without the lock; its filter, order, limit
+   * and tag must stay act-on-matching's, or a confirmation would never match its preview.
+   */
+  @Test
+  void the_dry_run_picks_and_tags_as_the_action_does_clause_for_clause() {
+    Map<String, SqlFile.Block> blocks = SqlFile.load("db/item.sql").blocks();
+    String acting = blocks.get("act-on-matching").sql();
+    String previewing = blocks.get("preview-matching").sql();
+    String lock = "\n  FOR UPDATE OF i SKIP LOCKED\n";
+    assertThat(acting).contains(lock);
+    assertThat(until("\nchosen AS", previewing))
+        .isEqualTo(until("\nchosen AS", acting).replace(lock, "\n"));
+    assertThat(between("FROM (SELECT md5", "FROM chosen) tagged", previewing))
+        .isEqualTo(between("FROM (SELECT md5", "FROM chosen) tagged", acting));
+  }
+
+  private static String until(String end, String sql) {
+    return sql.substring(0, sql.indexOf(end));
+  }
+
+  private static String between(String start, String end, String sql) {
+    return sql.substring(sql.indexOf(start), sql.indexOf(end));
   }
 
   private static Map<String, Object> filter(String queue, boolean dryRun, String previewTag) {
