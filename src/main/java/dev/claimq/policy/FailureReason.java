@@ -1,6 +1,7 @@
 package dev.claimq.policy;
 
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -13,10 +14,8 @@ public final class FailureReason {
   public static final int MAX_LENGTH = 2000;
   static final String REDACTED = "[REDACTED]";
 
-  private record Rule(Pattern pattern, String replacement) {
-    String apply(String text) {
-      return pattern.matcher(text).replaceAll(replacement);
-    }
+  private static UnaryOperator<String> rule(Pattern pattern, String replacement) {
+    return text -> pattern.matcher(text).replaceAll(replacement);
   }
 
   // A quoted value runs to its closing quote, past spaces, delimiters and backslash-escaped
@@ -36,20 +35,22 @@ public final class FailureReason {
   private static final String VALUE = "(?:" + QUOTED + "|" + UNQUOTED + ")";
 
   // Order matters: whole blocks and structured tokens first, then key=value pairs.
-  private static final List<Rule> RULES =
+  private static final List<UnaryOperator<String>> RULES =
       List.of(
-          new Rule(
+          rule(
               Pattern.compile(
                   "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)",
                   Pattern.DOTALL),
               REDACTED),
-          // Credentials inside URLs: scheme://user:password@host
-          new Rule(
-              Pattern.compile("(?i)\\b([a-z][a-z0-9+.-]*://)[^\\s/@:]+:[^\\s/@]+@"),
-              "$1" + Matcher.quoteReplacement(REDACTED) + "@"),
+          // Credentials inside URLs: scheme://user:password@host. Matched from the "://", the
+          // scheme only looked at, so no start inside a long run of scheme characters scans it
+          // again (that grew with the square of the length).
+          rule(
+              Pattern.compile("(?<=[A-Za-z0-9+.-])://[^\\s/@:]++:[^\\s/@]++@"),
+              "://" + Matcher.quoteReplacement(REDACTED) + "@"),
           // Authorization headers, whatever the scheme: keep the header name only. A quoted value
           // holds the scheme too; an unquoted one is a scheme, if any, and one word.
-          new Rule(
+          rule(
               Pattern.compile(
                   "(?i)\\b((?:proxy-)?authorization[\"']?\\s*[:=]\\s*[\"']?)"
                       + "(?:"
@@ -58,40 +59,89 @@ public final class FailureReason {
                       + UNQUOTED
                       + ")"),
               "$1" + Matcher.quoteReplacement(REDACTED)),
-          new Rule(
+          rule(
               Pattern.compile("(?i)\\b(bearer)\\s+" + UNQUOTED),
               "$1 " + Matcher.quoteReplacement(REDACTED)),
-          new Rule(
+          rule(
               Pattern.compile("\\b(Basic)\\s+[A-Za-z0-9+/]{8,}={0,2}"),
               "$1 " + Matcher.quoteReplacement(REDACTED)),
-          // JSON Web Tokens: three base64url parts, the first a JSON header ("eyJ").
-          new Rule(
-              Pattern.compile("\\beyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]*"),
-              REDACTED),
+          FailureReason::redactWebTokens,
           // Well-known key formats: AWS access keys, Stripe, GitHub, Slack.
-          new Rule(Pattern.compile("\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b"), REDACTED),
-          new Rule(Pattern.compile("\\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}"), REDACTED),
-          new Rule(
+          rule(Pattern.compile("\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b"), REDACTED),
+          rule(Pattern.compile("\\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}"), REDACTED),
+          rule(
               Pattern.compile("\\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
               REDACTED),
-          new Rule(Pattern.compile("\\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
-          // key=value and "key": "value" pairs whose key names a secret.
-          new Rule(
-              Pattern.compile(
-                  "(?i)\\b([a-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey"
-                      + "|access[_-]?key|private[_-]?key|credential|session[_-]?id|cookie)"
-                      + "[a-z0-9_.-]*[\"']?\\s*[:=]\\s*[\"']?)"
-                      + VALUE),
-              "$1" + Matcher.quoteReplacement(REDACTED)));
+          rule(Pattern.compile("\\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+          FailureReason::redactSecretPairs);
+
+  // Rules that look for a name inside a long run of characters are written as a loop, not one
+  // regex: a regex started at every word boundary of the run ("a.a.a…", "eyJ-eyJ-…") scans the
+  // rest of the run again from each, and 5,000 characters took seconds. The loops match a run from
+  // its first character only (the lookbehind), without backtracking (++), and then look into it.
+
+  // JSON Web Tokens: three base64url parts, the first a JSON header ("eyJ") from a word boundary.
+  private static final Pattern DOTTED_PARTS =
+      Pattern.compile("(?<![A-Za-z0-9_-])([A-Za-z0-9_-]++)\\.[A-Za-z0-9_-]{5,}+\\.[A-Za-z0-9_-]*+");
+  private static final Pattern JSON_HEADER = Pattern.compile("(?:^|(?<=-))eyJ[A-Za-z0-9_-]{5}");
+
+  // key=value and "key": "value" pairs whose key names a secret, found in the key's whole run.
+  private static final Pattern KEY =
+      Pattern.compile("(?i)(?<![a-z0-9_.-])([a-z0-9_.-]++)[\"']?\\s*+[:=]\\s*+[\"']?");
+  private static final Pattern SECRET_NAME =
+      Pattern.compile(
+          "(?i)password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+              + "|private[_-]?key|credential|session[_-]?id|cookie");
+  private static final Pattern SECRET_VALUE = Pattern.compile(VALUE);
 
   private FailureReason() {}
 
   public static String sanitize(String reason) {
     String text = stripControlCharacters(reason);
-    for (Rule rule : RULES) {
+    for (UnaryOperator<String> rule : RULES) {
       text = rule.apply(text);
     }
     return truncate(text);
+  }
+
+  /** Each web token, from its header to the end of its signature, as [REDACTED]. */
+  private static String redactWebTokens(String text) {
+    Matcher parts = DOTTED_PARTS.matcher(text);
+    StringBuilder redacted = new StringBuilder(text.length());
+    int copied = 0;
+    int from = 0;
+    while (parts.find(from)) {
+      // Not a token: its second part may start one, "v1.eyJ….….…".
+      from = parts.end(1);
+      Matcher header = JSON_HEADER.matcher(parts.group(1));
+      if (header.find()) {
+        redacted.append(text, copied, parts.start(1) + header.start()).append(REDACTED);
+        copied = parts.end();
+        from = parts.end();
+      }
+    }
+    return redacted.append(text, copied, text.length()).toString();
+  }
+
+  /** Each value whose key names a secret, as [REDACTED]; the key and its quotes stay. */
+  private static String redactSecretPairs(String text) {
+    Matcher key = KEY.matcher(text);
+    // Transparent bounds: a quoted value's lookbehind sees its opening quote, before the region.
+    Matcher value = SECRET_VALUE.matcher(text).useTransparentBounds(true);
+    StringBuilder redacted = new StringBuilder(text.length());
+    int copied = 0;
+    int from = 0;
+    while (key.find(from)) {
+      // A key that names no secret may be followed by one: "x=password=abc".
+      from = key.end(1);
+      if (SECRET_NAME.matcher(key.group(1)).find()
+          && value.region(key.end(), text.length()).lookingAt()) {
+        redacted.append(text, copied, key.end()).append(REDACTED);
+        copied = value.end();
+        from = value.end();
+      }
+    }
+    return redacted.append(text, copied, text.length()).toString();
   }
 
   private static String stripControlCharacters(String text) {

@@ -2,7 +2,10 @@ package dev.claimq.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.SoftAssertions.assertSoftly;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -193,5 +196,50 @@ class FailureReasonTest {
         .isEqualTo(emoji.repeat(FailureReason.MAX_LENGTH - 1) + "…");
     assertThat(FailureReason.sanitize("x" + emoji.repeat(FailureReason.MAX_LENGTH)))
         .isEqualTo("x" + emoji.repeat(FailureReason.MAX_LENGTH - 2) + "…");
+  }
+
+  @Test
+  void a_secret_pair_inside_another_pairs_value_is_redacted() {
+    assertThat(FailureReason.sanitize("query x=password=hunter2 failed"))
+        .isEqualTo("query x=password=[REDACTED] failed");
+    assertThat(FailureReason.sanitize("see https.x://ada:hunter2@host"))
+        .isEqualTo("see https.x://[REDACTED]@host");
+  }
+
+  @Test
+  void a_web_token_is_redacted_from_its_header_wherever_its_run_starts() {
+    String token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJl";
+    assertThat(FailureReason.sanitize("jwt " + token + " expired"))
+        .isEqualTo("jwt [REDACTED] expired");
+    assertThat(FailureReason.sanitize("x-" + token)).isEqualTo("x-[REDACTED]");
+    assertThat(FailureReason.sanitize("v1." + token)).isEqualTo("v1.[REDACTED]");
+  }
+
+  /**
+   * The work grows with the length of the reason, whatever its text: rules that looked for a
+   * secret's name from every word boundary of a long run of key or scheme characters scanned the
+   * run again from each, and 5,000 characters of "a." took seconds. A fail is sanitized before its
+   * claim is looked at, so at the API's 100,000 characters one request with any token held a
+   * request thread for about an hour. Ten seconds is hundreds of times what linear work takes.
+   */
+  @Test
+  void the_longest_reasons_the_api_takes_are_sanitized_in_linear_time() {
+    for (String unit :
+        List.of(
+            "a.",
+            "a-",
+            "a_b.",
+            "tokentoken",
+            "x://",
+            "a://a:",
+            "eyJ-",
+            "eyJaaaaa.",
+            "a=password=")) {
+      String reason = unit.repeat(100_000 / unit.length());
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(10),
+          () -> FailureReason.sanitize(reason),
+          "\"" + unit + "\" repeated");
+    }
   }
 }
