@@ -8,13 +8,14 @@ import org.eclipse.microprofile.openapi.OASFactory;
 import org.eclipse.microprofile.openapi.OASFilter;
 import org.eclipse.microprofile.openapi.models.OpenAPI;
 import org.eclipse.microprofile.openapi.models.PathItem;
+import org.eclipse.microprofile.openapi.models.media.Schema;
 import org.eclipse.microprofile.openapi.models.responses.APIResponse;
 import org.eclipse.microprofile.openapi.models.responses.APIResponses;
 
 /**
  * Finishes the OpenAPI document at build time. Every /v1 operation can answer 401, 403, 406, 412
- * (an If-Match), 500 and 503 the same way, and every one that takes a body 415, so they are added
- * here once rather than on each operation. Responses are then listed success first: client
+ * (an If-Match), 500 and 503 the same way, and every one that takes a body 413 and 415, so they are
+ * added here once rather than on each operation. Responses are then listed success first: client
  * generators take the Accept header from the first one, and a client that asked only for
  * problem+json would be refused with a 406.
  */
@@ -30,6 +31,7 @@ public class ContractFilter implements OASFilter {
 
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
+    openAPI.getComponents().getSchemas().values().forEach(ContractFilter::enumerateNull);
     for (Map.Entry<String, PathItem> path : openAPI.getPaths().getPathItems().entrySet()) {
       if (!path.getKey().startsWith("/v1/")) {
         continue;
@@ -46,6 +48,10 @@ public class ContractFilter implements OASFilter {
           responses.addAPIResponse("412", OASFactory.createAPIResponse().ref("PreconditionFailed"));
         }
         if (operation.getRequestBody() != null) {
+          // Any body may pass the byte limit; the enqueue calls say more about their payloads.
+          if (!responses.hasAPIResponse("413")) {
+            responses.addAPIResponse("413", OASFactory.createAPIResponse().ref("TooLarge"));
+          }
           responses.addAPIResponse(
               "415", OASFactory.createAPIResponse().ref("UnsupportedMediaType"));
         }
@@ -61,6 +67,29 @@ public class ContractFilter implements OASFilter {
         responses.setAPIResponses(ordered);
       }
     }
+  }
+
+  /**
+   * A nullable value with an enumeration has null among its values: in JSON Schema 2020-12 the
+   * enumeration applies to null too, so {@code type: [string, "null"]} alone still refuses it.
+   */
+  private static void enumerateNull(Schema schema) {
+    if (schema == null) {
+      return;
+    }
+    if (schema.getEnumeration() != null
+        && schema.getType() != null
+        && schema.getType().contains(Schema.SchemaType.NULL)
+        && !schema.getEnumeration().contains(null)) {
+      // addEnumeration skips a null; a new list keeps it.
+      java.util.List<Object> values = new java.util.ArrayList<>(schema.getEnumeration());
+      values.add(null);
+      schema.setEnumeration(values);
+    }
+    if (schema.getProperties() != null) {
+      schema.getProperties().values().forEach(ContractFilter::enumerateNull);
+    }
+    enumerateNull(schema.getItems());
   }
 
   /** 2xx first, then the rest by status. */

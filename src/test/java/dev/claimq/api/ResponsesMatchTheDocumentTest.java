@@ -227,6 +227,16 @@ class ResponsesMatchTheDocumentTest extends AsAdmin {
     check("get", "/v1/items/{id}", as().get("/v1/items/nope"));
     check("get", "/v1/items/{id}/attempts", as().get("/v1/items/" + last + "/attempts"));
     check("get", "/v1/items/{id}/attempts", as().get("/v1/items/999999999999/attempts"));
+    // An open attempt: its outcome and finishedAt are null.
+    String open = enqueued(queue, "open", 1);
+    claim(open, Map.of("worker", "w1")).then().statusCode(200);
+    check("get", "/v1/items/{id}/attempts", as().get("/v1/items/" + open + "/attempts"));
+    // Any call's body may pass the service's byte limit, a worker's report too.
+    check(
+        "post",
+        "/v1/items/{id}/fail",
+        as().body("{\"claimToken\":\"t\",\"error\":\"" + "x".repeat(1_100_000) + "\"}")
+            .post("/v1/items/" + open + "/fail"));
     check("post", "/v1/items/{id}/retry", as().post("/v1/items/" + last + "/retry"));
     check("post", "/v1/items/{id}/retry", as().post("/v1/items/" + id + "/retry"));
     check("post", "/v1/items/{id}/cancel", as().post("/v1/items/" + last + "/cancel"));
