@@ -1073,8 +1073,11 @@ SELECT * FROM queue_policy WHERE queue = :queue;
 -- row as it is now, not on this statement's snapshot. The unchanged row is read FOR SHARE, so it is
 -- that row too, with as_requested saying whether it already has these settings (a repeat whose
 -- answer was lost, or the same change made by someone else): then the If-Match no longer matters.
--- A policy another request inserted after this statement's snapshot is not seen by it: then no row
--- comes back.
+-- A queue without a policy row has every setting null already: settings all null insert nothing,
+-- and the row that comes back, as_requested whatever :versions are (as a resume of a running
+-- queue), has every column null, the queue's policy being none. A policy another request
+-- inserted after this statement's snapshot is not seen by it: then no row comes back, unless the
+-- settings are all null (this statement then comes first, finding none).
 WITH wanted AS (
   SELECT CAST(:maxAttempts AS integer) AS max_attempts,
          CAST(:leaseSeconds AS integer) AS lease_seconds,
@@ -1087,6 +1090,13 @@ WITH wanted AS (
          CAST(:requireApproval AS boolean) AS require_approval,
          NOT :conditional OR 0 = ANY (CAST(:versions AS bigint[])) AS may_insert
 ),
+defaults AS (
+  -- Every setting null, as a queue without a policy row has (a row IS NULL when all its fields are).
+  SELECT (max_attempts, lease_seconds, crash_loop_after, on_unknown_outcome, max_releases,
+          provider_key_ttl_seconds, backoff_base_seconds, backoff_cap_seconds, require_approval)
+         IS NULL AS wanted
+  FROM wanted
+),
 saved AS (
   INSERT INTO queue_policy (queue, max_attempts, lease_seconds, crash_loop_after,
                             on_unknown_outcome, max_releases, provider_key_ttl_seconds,
@@ -1095,9 +1105,10 @@ saved AS (
   SELECT :queue, max_attempts, lease_seconds, crash_loop_after, on_unknown_outcome, max_releases,
          provider_key_ttl_seconds, backoff_base_seconds, backoff_cap_seconds, require_approval,
          :actor
-  FROM wanted
+  FROM wanted, defaults
   -- A row this snapshot sees goes on to the conflict, which decides on the version.
-  WHERE may_insert OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue)
+  WHERE (may_insert AND NOT defaults.wanted)
+     OR EXISTS (SELECT FROM queue_policy WHERE queue = :queue)
   ON CONFLICT (queue) DO UPDATE SET
     max_attempts = EXCLUDED.max_attempts, lease_seconds = EXCLUDED.lease_seconds,
     crash_loop_after = EXCLUDED.crash_loop_after,
@@ -1136,7 +1147,11 @@ SELECT false,
         w.provider_key_ttl_seconds, w.backoff_base_seconds, w.backoff_cap_seconds,
         w.require_approval),
        u.*
-FROM unchanged u, wanted w;
+FROM unchanged u, wanted w
+UNION ALL
+SELECT false, true, none.*
+FROM defaults LEFT JOIN queue_policy none ON false
+WHERE defaults.wanted AND NOT EXISTS (SELECT FROM queue_policy WHERE queue = :queue);
 
 -- name: set-paused
 -- Pauses or resumes the queue's claims, keeping its settings; recorded with the key's name and

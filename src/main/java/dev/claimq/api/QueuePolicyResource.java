@@ -154,7 +154,8 @@ public class QueuePolicyResource {
               + " with the next statement on the queue's items: new enqueues and claims, and"
               + " leases that expire from now. A pause is kept. Recorded in the queue's actions"
               + " with the key's name; settings the queue has already (a repeat whose answer was"
-              + " lost) change nothing and are not recorded again. Send If-Match with the ETag"
+              + " lost, or none at all on a queue never set, which stays at version 0) change"
+              + " nothing and are not recorded again. Send If-Match with the ETag"
               + " of the read the change was made from, so that it cannot overwrite a change"
               + " made since (412).")
   @Parameter(ref = "IfMatch")

@@ -548,7 +548,8 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /**
    * An operator's change of a queue: whether it changed anything (and was recorded), whether the
    * queue is now as the change asked (false only when an If-Match did not match), and the queue's
-   * policy after it; empty when the queue has none (a resume of a queue never paused).
+   * policy after it; empty when the queue has none (a resume of a queue never paused, or settings
+   * all null put on a queue never set).
    */
   public record PolicyChange(boolean changed, boolean asRequested, Optional<QueuePolicy> policy) {}
 
@@ -603,8 +604,10 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   }
 
   private PolicyChange policyChange(ResultSet row) throws SQLException {
-    return new PolicyChange(
-        row.getBoolean("changed"), row.getBoolean("as_requested"), Optional.of(POLICIES.map(row)));
+    // A row of nulls: the queue has no policy row (set-policy's settings all null, none to keep).
+    Optional<QueuePolicy> policy =
+        row.getString("queue") == null ? Optional.empty() : Optional.of(POLICIES.map(row));
+    return new PolicyChange(row.getBoolean("changed"), row.getBoolean("as_requested"), policy);
   }
 
   /** A queue's own backoff, base and cap in seconds, either null where it has none. */

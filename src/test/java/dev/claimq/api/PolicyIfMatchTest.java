@@ -14,6 +14,7 @@ import dev.claimq.telemetry.MetricValues;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import io.restassured.response.Response;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -109,6 +110,35 @@ class PolicyIfMatchTest extends AsAdmin {
         .body("detail", containsString("is at \"0\", not at a version If-Match names"));
     assertThat(read(queue).header("ETag")).isEqualTo("\"0\"");
     assertThat(actions(queue)).isEmpty();
+  }
+
+  @Test
+  void the_defaults_put_on_a_queue_never_set_change_nothing_whatever_the_if_match_names() {
+    String queue = uniqueQueue("etag");
+    MetricValues before = MetricValues.scrape();
+    // A queue never set has every setting null already: as a resume of a running queue does,
+    // the PUT answers it as it is, version 0, with or without an If-Match.
+    for (String ifMatch : Arrays.asList(null, "\"0\"", "\"5\"", "*")) {
+      put(queue, Map.of(), ifMatch)
+          .then()
+          .statusCode(200)
+          .header("ETag", "\"0\"")
+          .body("maxAttempts", equalTo(null))
+          .body("paused", equalTo(false));
+    }
+    assertThat(read(queue).header("ETag")).isEqualTo("\"0\"");
+    assertThat(actions(queue)).isEmpty();
+    assertThat(
+            MetricValues.scrape()
+                    .value("claimq_operator_actions_total", "queue", queue, "action", "policy")
+                - before.value("claimq_operator_actions_total", "queue", queue, "action", "policy"))
+        .isZero();
+    List<Map<String, Object>> queues =
+        RestAssured.get("/v1/queues").then().statusCode(200).extract().path("queues");
+    assertThat(queues).noneMatch(q -> queue.equals(q.get("queue")));
+    // Other settings from another version are still not made.
+    problem(put(queue, Map.of("maxAttempts", 3), "\"5\""), 412, "policy-changed");
+    put(queue, Map.of("maxAttempts", 3), "\"0\"").then().statusCode(200).header("ETag", "\"1\"");
   }
 
   @Test
