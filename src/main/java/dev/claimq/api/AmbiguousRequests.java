@@ -120,12 +120,13 @@ public class AmbiguousRequests {
   }
 
   /**
-   * An If-None-Match, which RFC 9110 (13.1.2) has the server evaluate, not drop: on a read it is
-   * answered by NotModified. On a change, * asks that the target have no representation, and each
-   * of these has one (an item, a queue, a policy at its defaults): 412, nothing done. Entity tags
-   * on a change of something with an ETag would need the change to be made only while it is at none
-   * of them, which no statement here does: refused with 400 rather than dropped, pointing at
-   * If-Match. On a change of something without an ETag no tag can match, so the change goes on.
+   * An If-None-Match, which RFC 9110 (13.1.2) has the server evaluate, not drop: on a read (any
+   * read, * included) it is answered by NotModified. On a change, * asks that the target have no
+   * representation, and each of these has one (an item, a queue, a policy at its defaults): 412,
+   * nothing done. Entity tags on a change of something with an ETag would need the change to be
+   * made only while it is at none of them, which no statement here does: refused with 400 rather
+   * than dropped, pointing at If-Match. On a change of something without an ETag no tag can match,
+   * so the change goes on.
    */
   private static void refuseIfNoneMatch(ContainerRequestContext request, Takes takes) {
     List<EntityTags.Tag> tags =

@@ -14,10 +14,10 @@ import org.eclipse.microprofile.openapi.models.responses.APIResponses;
 
 /**
  * Finishes the OpenAPI document at build time. Every /v1 operation can answer 401, 403, 406, 412
- * (an If-Match), 500 and 503 the same way, and every one that takes a body 413 and 415, so they are
- * added here once rather than on each operation. Responses are then listed success first: client
- * generators take the Accept header from the first one, and a client that asked only for
- * problem+json would be refused with a 406.
+ * (an If-Match), 500 and 503 the same way, every one that takes a body 413 and 415, and every read
+ * 304 (an If-None-Match: *), so they are added here once rather than on each operation. Responses
+ * are then listed success first: client generators take the Accept header from the first one, and a
+ * client that asked only for problem+json would be refused with a 406.
  */
 @OpenApiFilter(OpenApiFilter.RunStage.BUILD)
 public class ContractFilter implements OASFilter {
@@ -46,6 +46,10 @@ public class ContractFilter implements OASFilter {
         // an If-Match with tags (AmbiguousRequests).
         if (!responses.hasAPIResponse("412")) {
           responses.addAPIResponse("412", OASFactory.createAPIResponse().ref("PreconditionFailed"));
+        }
+        // An If-None-Match: * is a 304 on any read (NotModified); tags, on the reads with an ETag.
+        if (operation == path.getValue().getGET() && !responses.hasAPIResponse("304")) {
+          responses.addAPIResponse("304", OASFactory.createAPIResponse().ref("NotModified"));
         }
         if (operation.getRequestBody() != null) {
           // Any body may pass the byte limit; the enqueue calls say more about their payloads.

@@ -46,11 +46,13 @@ final class EntityTags {
 
   /**
    * Whether an If-None-Match's header lines (not null) name this entity tag, as a GET compares
-   * them: weakly, so W/"7" names "7" (RFC 9110, 13.1.2); * names any.
+   * them: weakly, so W/"7" names "7" (RFC 9110, 13.1.2); * names any representation, and tags none
+   * of an answer without an entity tag (null).
    */
   static boolean noneMatchNames(List<String> lines, String etag) {
     List<Tag> tags = tags(IF_NONE_MATCH, lines);
-    return tags == null || tags.stream().anyMatch(tag -> etag.equals("\"" + tag.opaque() + "\""));
+    return tags == null
+        || (etag != null && tags.stream().anyMatch(tag -> etag.equals("\"" + tag.opaque() + "\"")));
   }
 
   /** One entity tag of a list: its opaque part, and whether W/ made it weak. */

@@ -237,6 +237,44 @@ class ItemIfMatchTest extends AsAdmin {
   }
 
   @Test
+  void if_none_match_star_on_any_read_is_a_304_and_tags_on_a_read_without_an_etag_are_met() {
+    // * was dropped on the reads without an ETag (200): it names any current representation,
+    // and every read here has one.
+    String queue = uniqueQueue("etag-none-star");
+    String id = failedItem(queue);
+    List<String> reads =
+        List.of(
+            "/v1/queues",
+            "/v1/me",
+            "/v1/items?queue=" + queue,
+            "/v1/items/" + id,
+            "/v1/items/" + id + "/attempts",
+            "/v1/items/" + id + "/actions",
+            "/v1/items:search?q=" + id,
+            "/v1/queues/" + queue + "/actions",
+            "/v1/queues/" + queue + "/policy");
+    for (String read : reads) {
+      Response got = given().header("If-None-Match", "*").get(read);
+      assertThat(got.statusCode()).as("GET " + read).isEqualTo(304);
+      assertThat(got.body().asString()).as("GET " + read).isEmpty();
+      assertThat(given().header("If-None-Match", "*").head(read).statusCode())
+          .as("HEAD " + read)
+          .isEqualTo(304);
+    }
+    // Entity tags cannot name a read that has none: it is answered.
+    for (String read : reads.subList(0, 3)) {
+      assertThat(given().header("If-None-Match", "\"1\"").get(read).statusCode())
+          .as("GET " + read)
+          .isEqualTo(200);
+    }
+    // A read that is not answered 2xx is not made a 304.
+    problem(
+        given().header("If-None-Match", "*").get("/v1/items/{id}", "999999999999"),
+        404,
+        "item-not-found");
+  }
+
+  @Test
   void if_none_match_on_a_change_is_evaluated_not_dropped_and_changes_nothing() {
     // It was dropped: a retry sent with If-None-Match naming the version read went ahead, and
     // so did a cancel with If-None-Match: *, which asks that the item not exist.
