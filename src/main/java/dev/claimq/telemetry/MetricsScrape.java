@@ -4,6 +4,7 @@ import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.prometheus.client.exporter.common.TextFormat;
 import io.quarkus.vertx.http.ManagementInterface;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.MIMEHeader;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -18,10 +19,14 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * Accept that names {@code text/plain} at all, and Prometheus names it as its last fallback, so
  * Prometheus never got OpenMetrics, the only format that carries exemplars; and it answers a 406
  * with no body to an OpenMetrics Accept without a {@code charset}. This route, ahead of Quarkus's,
- * reads the Accept header's media ranges by weight: the first that is OpenMetrics or the text
- * format decides, and an Accept that names neither (none, {@code *}{@code /*}, anything else) gets
- * OpenMetrics, as Quarkus gives it. It serves the path Quarkus serves, on the server Quarkus serves
- * it on: the main one, or the management interface when that is enabled.
+ * weighs each format by the Accept header's most specific media range that matches it (RFC 9110,
+ * 12.5.1: {@code application/openmetrics-text}, then {@code application/*}, then {@code *}{@code
+ * /*} for OpenMetrics; {@code text/plain}, or a browser's {@code text/html}, then {@code text/*},
+ * then {@code *}{@code /*} for the text format) and answers the heavier, OpenMetrics on a tie, as
+ * Quarkus answers no Accept at all. A format of weight 0 is not acceptable ({@code q=0} excludes
+ * it): when neither is acceptable the answer is a 406 problem, as the API's is. It serves the path
+ * Quarkus serves, on the server Quarkus serves it on: the main one, or the management interface
+ * when that is enabled.
  */
 @Singleton
 public class MetricsScrape {
@@ -69,22 +74,89 @@ public class MetricsScrape {
 
   private void scrape(RoutingContext context) {
     String format = format(context.parsedHeaders().accept());
+    if (format == null) {
+      String sent = String.join(", ", context.request().headers().getAll(HttpHeaders.ACCEPT));
+      context
+          .response()
+          .setStatusCode(406)
+          .putHeader(HttpHeaders.CONTENT_TYPE, "application/problem+json")
+          .end(
+              new JsonObject()
+                  .put("type", "about:blank")
+                  .put("title", "Not Acceptable")
+                  .put("status", 406)
+                  .put("detail", notAcceptable(sent))
+                  .encode());
+      return;
+    }
     context.response().putHeader(HttpHeaders.CONTENT_TYPE, format).end(registry.scrape(format));
   }
 
+  /** The 406's detail: the formats there are, and the Accept header that takes neither. */
+  static String notAcceptable(String sent) {
+    String shown = sent.length() > 200 ? sent.substring(0, 200) + "…" : sent;
+    return "The metrics are served as application/openmetrics-text or as text/plain (the"
+        + " Prometheus text format), and the Accept header '"
+        + shown.replaceAll("\\p{Cntrl}", "?")
+        + "' takes neither: accept one of them (or */*), or send no Accept header.";
+  }
+
+  /**
+   * The format to answer, by the weight the Accept header's media ranges give each; null when it
+   * gives both 0. No media range at all (no Accept header) takes anything.
+   */
   static String format(List<MIMEHeader> accepted) {
+    if (accepted.isEmpty()) {
+      return TextFormat.CONTENT_TYPE_OPENMETRICS_100;
+    }
+    float openMetrics = weight(accepted, "application", "openmetrics-text", null);
+    float text = weight(accepted, "text", "plain", "html");
+    if (openMetrics <= 0 && text <= 0) {
+      return null;
+    }
+    return text > openMetrics
+        ? TextFormat.CONTENT_TYPE_004
+        : TextFormat.CONTENT_TYPE_OPENMETRICS_100;
+  }
+
+  /**
+   * The weight of type/subtype: that of the most specific media range matching it (the highest,
+   * when it is named more than once, with other parameters); {@code alias}, when not null, is
+   * another subtype taken as naming it, less specifically, when it is accepted; 0 when none
+   * matches.
+   */
+  private static float weight(
+      List<MIMEHeader> accepted, String type, String subtype, String alias) {
+    float[] bySpecificity = {-1, -1, -1, -1}; // */*, type/*, type/alias, type/subtype
     for (MIMEHeader range : accepted) {
-      if (range.weight() <= 0) {
-        continue; // q=0: not acceptable
+      // Vert.x parses a range when first asked its weight, and only then has its type.
+      float rangeWeight = range.weight();
+      String rangeType = range.component();
+      String rangeSubtype = range.subComponent();
+      int specificity;
+      if (rangeType.equals("*") && rangeSubtype.equals("*")) {
+        specificity = 0;
+      } else if (!rangeType.equalsIgnoreCase(type)) {
+        continue;
+      } else if (rangeSubtype.equals("*")) {
+        specificity = 1;
+      } else if (alias != null && rangeSubtype.equalsIgnoreCase(alias)) {
+        if (rangeWeight <= 0) {
+          continue; // refusing the alias (no page, say) says nothing of the type itself
+        }
+        specificity = 2;
+      } else if (rangeSubtype.equalsIgnoreCase(subtype)) {
+        specificity = 3;
+      } else {
+        continue;
       }
-      String type = range.component() + "/" + range.subComponent();
-      if (type.equalsIgnoreCase("application/openmetrics-text")) {
-        return TextFormat.CONTENT_TYPE_OPENMETRICS_100;
-      }
-      if (type.equalsIgnoreCase("text/plain") || type.equalsIgnoreCase("text/html")) {
-        return TextFormat.CONTENT_TYPE_004;
+      bySpecificity[specificity] = Math.max(bySpecificity[specificity], rangeWeight);
+    }
+    for (int specificity = 3; specificity >= 0; specificity--) {
+      if (bySpecificity[specificity] >= 0) {
+        return bySpecificity[specificity];
       }
     }
-    return TextFormat.CONTENT_TYPE_OPENMETRICS_100;
+    return 0;
   }
 }

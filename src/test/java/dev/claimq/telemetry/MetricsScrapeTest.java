@@ -9,6 +9,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import java.net.URI;
 import java.net.http.HttpResponse;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,9 +61,42 @@ class MetricsScrapeTest {
   }
 
   @Test
+  void a_media_range_takes_the_format_it_matches() {
+    // text/* took OpenMetrics, which is no text/ type.
+    assertText(scrape("text/*"));
+    assertText(scrape("text/*, application/*;q=0.5"));
+    assertOpenMetrics(scrape("application/*"));
+    assertOpenMetrics(scrape("application/*, text/*;q=0.5"));
+    // The more specific range decides for its type (RFC 9110, 12.5.1).
+    assertText(scrape("*/*, application/openmetrics-text;q=0"));
+    assertOpenMetrics(scrape("text/*;q=0.9, text/plain;q=0.1, application/openmetrics-text;q=0.5"));
+  }
+
+  @Test
+  void an_accept_that_takes_neither_format_is_a_406_problem() {
+    // q=0 excludes: OpenMetrics was sent to a client that said it would not take it.
+    for (String accept :
+        List.of(
+            "application/openmetrics-text;q=0",
+            "application/json",
+            "text/*, text/plain;q=0",
+            "*/*;q=0",
+            "image/png, application/openmetrics-text;version=1.0.0;q=0")) {
+      Response response = scrape(accept);
+      assertThat(response.statusCode()).as(accept).isEqualTo(406);
+      assertThat(response.contentType()).as(accept).startsWith("application/problem+json");
+      assertThat(response.<Integer>path("status")).isEqualTo(406);
+      assertThat(response.<String>path("title")).isEqualTo("Not Acceptable");
+      assertThat(response.<String>path("detail"))
+          .contains("application/openmetrics-text")
+          .contains("text/plain")
+          .contains("'" + accept + "'");
+    }
+  }
+
+  @Test
   void a_client_without_a_preference_gets_openmetrics_as_before() throws Exception {
     assertOpenMetrics(scrape("*/*"));
-    assertOpenMetrics(scrape("application/json"));
     HttpResponse<String> noAccept = new PlainHttp(base).send("GET", "/q/metrics", null, null);
     assertThat(noAccept.statusCode()).isEqualTo(200);
     assertThat(noAccept.headers().firstValue("Content-Type")).hasValue(OPENMETRICS);
