@@ -55,6 +55,24 @@ final class Params {
 
   private Params() {}
 
+  /**
+   * Whether the value is RFC 3339's date-time but for its second being 60, a leap second: the
+   * syntax allows it, and Java's time (so the stored one) has none. Only the refusal's words depend
+   * on it.
+   */
+  private static boolean isLeapSecond(String value) {
+    // Seconds at 17 and 18: a four-digit year, then -MM-DDTHH:MM: (the only years stored).
+    if (value.length() < 20 || !value.startsWith("60", 17)) {
+      return false;
+    }
+    try {
+      OffsetDateTime.parse(value.substring(0, 17) + "59" + value.substring(19), RFC_3339);
+      return true;
+    } catch (DateTimeParseException e) {
+      return false;
+    }
+  }
+
   static String queue(String name) {
     if (name == null || !QUEUE.matcher(name).matches()) {
       throw new BadRequestException(
@@ -187,6 +205,15 @@ final class Params {
     try {
       instant = OffsetDateTime.parse(value, RFC_3339).toInstant();
     } catch (DateTimeParseException e) {
+      if (isLeapSecond(value)) {
+        throw new BadRequestException(
+            field,
+            field
+                + " names a leap second (second 60): RFC 3339 allows one, but times here are kept"
+                + " without leap seconds, so it is not accepted; send a second from 00 to 59; got '"
+                + shorten(value)
+                + "'.");
+      }
       throw new BadRequestException(
           field,
           field
