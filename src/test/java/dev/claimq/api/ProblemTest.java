@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import static dev.claimq.Api.problem;
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
@@ -10,6 +11,7 @@ import static org.hamcrest.Matchers.nullValue;
 import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Errors that come from HTTP itself are problem+json too, and give nothing away. */
@@ -24,6 +26,20 @@ class ProblemTest extends AsAdmin {
   @Test
   void a_wrong_method_is_a_405_problem() {
     problem(given().delete("/v1/queues/emails/items"), 405, "about:blank");
+  }
+
+  @Test
+  void a_wrong_method_on_the_console_is_a_405_problem_that_says_what_is_allowed() {
+    // The console's files are there: a POST of one was answered 404, no such resource.
+    for (String path : List.of("/console/", "/console", "/console/console.css")) {
+      problem(given().post(path), 405, "about:blank")
+          .header("Allow", "GET, HEAD")
+          .body("detail", containsString("GET"));
+      given().get(path).then().statusCode(anyOf(equalTo(200), equalTo(301)));
+    }
+    problem(given().delete("/console/index.html"), 405, "about:blank");
+    // Where there is no such file, there is no resource to allow a method on.
+    problem(given().post("/console/nowhere.js"), 404, "about:blank");
   }
 
   @Test
