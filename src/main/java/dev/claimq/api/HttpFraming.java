@@ -8,8 +8,10 @@ import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.quarkus.vertx.http.runtime.RouteConstants;
+import io.vertx.core.Vertx;
 import io.vertx.core.VertxException;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
@@ -59,6 +61,14 @@ public class HttpFraming {
 
   /** Before Quarkus' own check of a declared body size, which answers a bare 413. */
   private static final int ORDER = RouteConstants.ROUTE_ORDER_UPLOAD_LIMIT - 1;
+
+  /**
+   * How long, at most, a connection refused with Connection: close reads and drops the rest of the
+   * request before it closes: time for a client to finish the body it was sending, while one that
+   * never ends its body holds the connection only briefly (and then meets the reset it would have
+   * met at once).
+   */
+  private static final long LINGER_MILLIS = 2000;
 
   /** Marks a request answered here, whatever the rest of the service then tries. */
   private static final String ANSWERED = HttpFraming.class.getName() + ".answered";
@@ -164,7 +174,8 @@ public class HttpFraming {
                 400,
                 "malformed-chunk",
                 "Malformed chunked body",
-                malformedChunkDetail(cause) + ".");
+                malformedChunkDetail(cause) + ".",
+                false);
           }
         });
   }
@@ -225,10 +236,25 @@ public class HttpFraming {
 
   /**
    * Sends the problem and closes the connection: what is left of the request (its body, a broken
-   * chunk) cannot be read as the next request.
+   * chunk) cannot be read as the next request. A body whose length the head settles is read to its
+   * end first (see closeOnceRead).
    */
   private void answer(
       RoutingContext context, int status, String slug, String title, String detail) {
+    HttpServerRequest request = context.request();
+    List<String> codings = transferCodings(request);
+    boolean framed = framingFault(codings) == null && unknownTransferCoding(codings) == null;
+    answer(context, status, slug, title, detail, framed);
+  }
+
+  /** As above; framed is false when the body's end cannot be found as the client meant it. */
+  private void answer(
+      RoutingContext context,
+      int status,
+      String slug,
+      String title,
+      String detail,
+      boolean framed) {
     LOG.debugf("%d %s: %s", status, title, LogText.oneLine(detail));
     context.put(ANSWERED, Boolean.TRUE);
     HttpServerRequest request = context.request();
@@ -240,10 +266,36 @@ public class HttpFraming {
     }
     response.end(Buffer.buffer(body(Problem.of(status, slug, title, detail, null))));
     if (http1) {
-      // Closing flushes what was written: while Vert.x is reading, an answer waits for the read to
-      // end, and a connection Vert.x itself closes next would drop it.
-      request.connection().close();
+      closeOnceRead(context, framed);
     }
+  }
+
+  /**
+   * Closes the connection once the rest of the request is read and dropped, and after LINGER_MILLIS
+   * at the latest (RFC 9112, 9.6). A client writes its whole body before it reads the answer
+   * (Java's HttpClient does), and a connection closed while the body still arrives is reset: the
+   * client's write fails, and with it the exchange, so the answer is never read. A body of
+   * unsettled length (framing refused, a broken chunk) is not read on, as what follows it would be
+   * read as a next request: that connection closes at once. Closing flushes what was written: while
+   * Vert.x is reading, an answer waits for the read to end, and a connection Vert.x itself closes
+   * next would drop it.
+   */
+  private static void closeOnceRead(RoutingContext context, boolean framed) {
+    HttpServerRequest request = context.request();
+    HttpConnection connection = request.connection();
+    if (!framed || request.isEnded()) {
+      connection.close();
+      return;
+    }
+    Vertx vertx = context.vertx();
+    long linger = vertx.setTimer(LINGER_MILLIS, late -> connection.close());
+    request.handler(dropped -> {});
+    request.endHandler(
+        read -> {
+          vertx.cancelTimer(linger);
+          connection.close();
+        });
+    request.resume();
   }
 
   private byte[] body(Problem problem) {

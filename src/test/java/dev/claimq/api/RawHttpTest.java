@@ -12,8 +12,12 @@ import dev.claimq.api.RawSocket.Raw;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketException;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.logging.Level;
@@ -110,6 +114,62 @@ class RawHttpTest extends AsAdmin {
                 + "\r\n");
 
     assertProblem(response, 413);
+  }
+
+  @Test
+  void a_413_sent_from_the_head_is_read_by_a_client_still_sending_the_body() throws Exception {
+    // A client writes its whole body before it reads the answer, and Java's HttpClient fails the
+    // exchange at the first write that fails: the 413, sent as soon as the head arrives, is read
+    // only if the connection takes the rest of the body instead of resetting. Here the body is
+    // written once the answer is in, the widest form of that race: at the MCP door (past
+    // claimq.limits.body-bytes) and past the HTTP layer's cap.
+    Map<String, Integer> refusals = new LinkedHashMap<>();
+    refusals.put("/mcp", 1_100_000);
+    refusals.put("/v1/queues/raw/items", 5 * 1024 * 1024);
+    for (Map.Entry<String, Integer> refusal : refusals.entrySet()) {
+      String path = refusal.getKey();
+      int length = refusal.getValue();
+      try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+        socket.setSoTimeout(10_000);
+        OutputStream out = socket.getOutputStream();
+        out.write(
+            ("POST "
+                    + path
+                    + " HTTP/1.1\r\n"
+                    + "Host: localhost\r\n"
+                    + AUTH
+                    + "Accept: application/json, text/event-stream\r\n"
+                    + "Content-Type: application/json\r\n"
+                    + "Content-Length: "
+                    + length
+                    + "\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        Raw answer = RawSocket.read(socket.getInputStream());
+        assertProblem(answer, 413);
+        assertThat(answer.header("connection")).as(path).isEqualTo("close");
+
+        byte[] chunk = new byte[64 * 1024];
+        Arrays.fill(chunk, (byte) 'x');
+        int written = 0;
+        try {
+          while (written < length) {
+            int part = Math.min(chunk.length, length - written);
+            out.write(chunk, 0, part);
+            written += part;
+          }
+          out.flush();
+        } catch (SocketException reset) {
+          // the connection was closed with the body still coming
+        }
+        assertThat(written)
+            .as(path + ": body bytes taken before the connection failed")
+            .isEqualTo(length);
+        assertThat(socket.getInputStream().read())
+            .as(path + ": closed once the body is read")
+            .isEqualTo(-1);
+      }
+    }
   }
 
   @Test

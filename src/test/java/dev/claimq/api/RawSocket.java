@@ -54,7 +54,8 @@ final class RawSocket {
     }
   }
 
-  private static Raw read(InputStream in) throws IOException {
+  /** Reads one response (until its end or the server's close). */
+  static Raw read(InputStream in) throws IOException {
     String statusLine = line(in);
     Map<String, String> headers = new LinkedHashMap<>();
     for (String header = line(in); !header.isEmpty(); header = line(in)) {
