@@ -529,8 +529,9 @@ SELECT false, false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id
 -- scheduled: the provider would no longer know the key, so the retry could be a second send.
 -- The claim is read locked (current), so the judgement uses the item as it is now: read from the
 -- snapshot, a heartbeat of the claim that changed its lease while this statement waited would be
--- missed. Every row comes back with the sent_unknown of its latest attempt, which tells a repeated
--- fail from one that reports another send.
+-- missed. An unchanged row comes back with how this token's own attempt ended (outcome,
+-- sent_unknown, error; the token's hash finds it): a repeated fail is told by its claim's attempt,
+-- not by the item, which may have been claimed again since (by the fail's own next, or anyone).
 WITH current AS (
   SELECT id, queue, attempts, lease_seconds, created_at FROM item
   WHERE id = :id AND claim_token = :token AND state = 'sending'
@@ -577,16 +578,18 @@ closed AS (
 unchanged AS (
   SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM finished)
 )
--- held_since and last_outcome as in complete.
+-- held_since as in complete.
 SELECT true AS changed, f.*, c.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome,
-       c.sent_unknown AS last_sent_unknown
+       c.sent_unknown AS last_sent_unknown, f.last_error AS attempt_error
 FROM finished f
 LEFT JOIN closed c ON c.item_id = f.id
 UNION ALL
-SELECT false, u.*, NULL, last.outcome, last.sent_unknown
+SELECT false, u.*, NULL, own.outcome, own.sent_unknown, own.error
 FROM unchanged u
-LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown FROM attempt a WHERE a.item_id = u.id
-                   ORDER BY a.id DESC LIMIT 1) last ON true;
+LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown, a.error FROM attempt a
+                   WHERE a.item_id = u.id
+                     AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex')) own
+  ON true;
 
 -- name: complete-batch
 -- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
@@ -695,7 +698,8 @@ unchanged AS (
   SELECT * FROM item
   WHERE id IN (SELECT id FROM named) AND id NOT IN (SELECT id FROM finished)
 )
--- held_since, last_outcome and last_sent_unknown as in fail.
+-- held_since as in fail; last_outcome and last_sent_unknown of the latest attempt. An entry this
+-- batch did not change is answered by the single fail, which finds the entry's own attempt.
 SELECT true AS changed, f.*, c.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome,
        c.sent_unknown AS last_sent_unknown
 FROM finished f
@@ -991,10 +995,14 @@ closed AS (
 unchanged AS (
   SELECT * FROM item WHERE id = :id AND NOT EXISTS (SELECT FROM released)
 )
--- last_outcome as in complete: a repeated release finds its attempt released.
+-- last_outcome, of an unchanged row: how this token's own attempt ended, as in fail. A repeated
+-- release finds it released, even when the item has been claimed again since.
 SELECT true AS changed, *, CAST(NULL AS text) AS last_outcome FROM released
 UNION ALL
-SELECT false, u.*, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id ORDER BY a.id DESC LIMIT 1) FROM unchanged u;
+SELECT false, u.*,
+       (SELECT a.outcome FROM attempt a
+        WHERE a.item_id = u.id AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex'))
+FROM unchanged u;
 
 -- name: resolve
 -- An operator's word that a failed item's side effect did happen (confirmed with the provider,

@@ -191,20 +191,26 @@ public class BatchService {
       Failure failure = failures.get(i);
       java.util.function.Predicate<Changed> sameFail =
           WorkService.sameFail(
-              failure.error(), entry.retryable(), entry.sentUnknown(), entry.retryAfterSeconds());
+              entry.claimToken(),
+              failure.error(),
+              entry.retryable(),
+              entry.sentUnknown(),
+              entry.retryAfterSeconds());
       Changed row = rows.get(entry.id());
       Answer answer;
-      if (row != null && row.outdated(entry.claimToken())) {
-        // The statement's snapshot is from before a change it waited for: the single fail, with
-        // a snapshot of its own and this entry's schedule, says what this entry is.
+      if (row != null && row.changed() && entry.claimToken().equals(row.item().claimToken)) {
+        answer = once(answer(row, entry.claimToken(), WorkService.Repeat.FAIL, sameFail), changed);
+      } else {
+        // Not changed by this entry's claim: the single fail, with this entry's schedule, says
+        // what it is. Its statement finds the attempt of the entry's token (a repeat, even after
+        // the item was claimed again, or a stale claim); it also has a snapshot of its own, for
+        // a row outdated by a change this statement waited for.
         answer =
             answer(
                 items.fail(entry.id(), entry.claimToken(), failure, actor).orElse(null),
                 entry.claimToken(),
                 WorkService.Repeat.FAIL,
                 sameFail);
-      } else {
-        answer = once(answer(row, entry.claimToken(), WorkService.Repeat.FAIL, sameFail), changed);
       }
       answers.add(work.counted(answer, null));
     }

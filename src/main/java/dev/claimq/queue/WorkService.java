@@ -223,7 +223,7 @@ public class WorkService {
                 statements.fail(id, token, failure, actor),
                 token,
                 Repeat.FAIL,
-                sameFail(failure.error(), retryable, sentUnknown, retryAfterSeconds)));
+                sameFail(token, failure.error(), retryable, sentUnknown, retryAfterSeconds)));
   }
 
   /**
@@ -318,7 +318,7 @@ public class WorkService {
                   if (!row.changed() && mine && item.state == ItemState.SENDING) {
                     return new Answer(Outcome.RELEASE_LIMIT, item);
                   }
-                  return finish(row, token, Repeat.RELEASE, sameRelease(delaySeconds));
+                  return finish(row, token, Repeat.RELEASE, sameRelease(token, delaySeconds));
                 })
             .orElseGet(Answer::notFound);
     if (answer.outcome() == Outcome.CHANGED) {
@@ -330,20 +330,20 @@ public class WorkService {
   }
 
   /**
-   * What a repeat of a finish finds: the item in a state that finish leaves it in, its token still
-   * this claim's, and the claim's attempt ended the way that finish ends it. The attempt tells
-   * finishes of one claim apart: a fail after the claim's own release, say, finds the item pending
-   * under its token as a repeated fail would, but the attempt released, not failed.
+   * What a repeat of a finish finds: the claim's attempt ended the way that finish ends it. The
+   * attempt tells finishes of one claim apart: a fail after the claim's own release, say, finds the
+   * item pending under its token as a repeated fail would, but the attempt released, not failed. A
+   * complete also finds the item done under its token (done is final, so its latest attempt is the
+   * claim's). A fail or release leaves the item due, so it may be claimed again before the repeat
+   * (by the fail's own next, or anyone): their statements report the outcome of the attempt their
+   * token opened, and the item may be in any state (states null).
    */
   enum Repeat {
     /** Heartbeat and intent: changes that end nothing, repeat-safe by their statements. */
     NONE(Set.of(), Set.of(), Outcome.DIFFERENT_REPORT),
     COMPLETE(Set.of(ItemState.DONE), Set.of("done"), Outcome.DIFFERENT_REPORT),
-    FAIL(
-        Set.of(ItemState.PENDING, ItemState.FAILED),
-        Set.of("retry", "failed"),
-        Outcome.DIFFERENT_REPORT),
-    RELEASE(Set.of(ItemState.PENDING), Set.of("released"), Outcome.DIFFERENT_RELEASE);
+    FAIL(null, Set.of("retry", "failed"), Outcome.DIFFERENT_REPORT),
+    RELEASE(null, Set.of("released"), Outcome.DIFFERENT_RELEASE);
 
     private final Set<ItemState> states;
     private final Set<String> outcomes;
@@ -358,10 +358,10 @@ public class WorkService {
     }
 
     boolean of(Changed row, String token) {
-      return token.equals(row.item().claimToken)
-          && states.contains(row.item().state)
-          && row.lastOutcome() != null
-          && outcomes.contains(row.lastOutcome());
+      boolean ended = row.lastOutcome() != null && outcomes.contains(row.lastOutcome());
+      return states == null
+          ? ended
+          : ended && token.equals(row.item().claimToken) && states.contains(row.item().state);
     }
   }
 
@@ -371,12 +371,19 @@ public class WorkService {
   /**
    * A release's report: its delay, as the item keeps it. The release statement sets runAt to its
    * own now() plus the delay and updatedAt to that now(), and nothing changes a pending item under
-   * this token afterwards but a claim, which ends the token.
+   * this token afterwards but a claim, which ends the token. Once claimed again, the item no longer
+   * keeps the delay, and any delay matches.
    */
-  static Predicate<Changed> sameRelease(long delaySeconds) {
+  static Predicate<Changed> sameRelease(String token, long delaySeconds) {
     return row ->
-        Duration.between(row.item().updatedAt, row.item().runAt)
-            .equals(Duration.ofSeconds(delaySeconds));
+        !stillLeftBy(token, row.item())
+            || Duration.between(row.item().updatedAt, row.item().runAt)
+                .equals(Duration.ofSeconds(delaySeconds));
+  }
+
+  /** The item pending under this token, as its fail or release left it: not claimed since. */
+  private static boolean stillLeftBy(String token, Item item) {
+    return item.state == ItemState.PENDING && token.equals(item.claimToken);
   }
 
   /** A complete's report: its externalRef, as the item keeps it. */
@@ -385,24 +392,26 @@ public class WorkService {
   }
 
   /**
-   * A fail's report: its reason (sanitized), as the item keeps it, behind the prefix item.sql's
+   * A fail's report: its reason (sanitized), as the claim's attempt keeps it (the item, which a
+   * later claim's fail changes, only for the row this fail changed), behind the prefix item.sql's
    * fail puts before a held or past-horizon reason; a fail that retries was retryable; its sent, as
    * the attempt keeps it; and one that names retryAfterSeconds (null: the service's backoff, which
    * any delay matches) finds its retry due that long after the fail, as the fail statement sets
-   * runAt and updatedAt from one now().
+   * runAt and updatedAt from one now(), while the item is pending under this token (once claimed
+   * again, it no longer keeps the delay, and any delay matches).
    */
   static Predicate<Changed> sameFail(
-      String error, boolean retryable, boolean sentUnknown, Long retryAfterSeconds) {
+      String token, String error, boolean retryable, boolean sentUnknown, Long retryAfterSeconds) {
     return row -> {
       Item item = row.item();
-      String kept = item.lastError;
+      String kept = row.changed() ? item.lastError : row.attemptError();
       boolean sameReason =
           error.equals(kept)
               || ("outcome unknown: " + error).equals(kept)
               || ("idempotency horizon passed: " + error).equals(kept);
       boolean sameDelay =
           retryAfterSeconds == null
-              || item.state != ItemState.PENDING
+              || !stillLeftBy(token, item)
               || Duration.between(item.updatedAt, item.runAt)
                   .equals(Duration.ofSeconds(retryAfterSeconds));
       return sameReason

@@ -55,17 +55,28 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
    * complete, whether it was recorded as a late success instead. For a finish that changed nothing,
    * lastOutcome is how the item's latest attempt ended (attempt.outcome; null when it is open, or
    * the statement does not say): what tells a repeated finish from another finish of the same
-   * claim. For a fail, lastSentUnknown is that attempt's sent_unknown: whether it was failed not
-   * knowing if the provider acted (false when the statement does not say).
+   * claim; for a fail or a release, how the report's own claim's attempt ended instead (found by
+   * its token), as the item may have been claimed again since. For a fail, lastSentUnknown is that
+   * attempt's sent_unknown: whether it was failed not knowing if the provider acted (false when the
+   * statement does not say); attemptError, the reason that attempt keeps (null when not said).
    */
   public record Changed(
-      boolean changed, boolean late, Item item, String lastOutcome, boolean lastSentUnknown) {
+      boolean changed,
+      boolean late,
+      Item item,
+      String lastOutcome,
+      boolean lastSentUnknown,
+      String attemptError) {
     Changed(boolean changed, Item item) {
       this(changed, false, item, null);
     }
 
     Changed(boolean changed, boolean late, Item item, String lastOutcome) {
-      this(changed, late, item, lastOutcome, false);
+      this(changed, late, item, lastOutcome, false, null);
+    }
+
+    Changed(boolean changed, boolean late, Item item, String lastOutcome, boolean lastSentUnknown) {
+      this(changed, late, item, lastOutcome, lastSentUnknown, null);
     }
 
     /**
@@ -472,7 +483,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
                 .set("delays", bigintArray(failure.delays()))
                 .set("defaultOnUnknownOutcome", defaultOnUnknownOutcome)
                 .set("actor", actor)
-                .list(ItemRepository::failedOrNot)
+                .list(ItemRepository::ownFail)
                 .stream()
                 .reduce(ItemRepository::onlyOne));
   }
@@ -1064,6 +1075,18 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         finished(row),
         row.getString("last_outcome"),
         row.getBoolean("last_sent_unknown"));
+  }
+
+  /** A row of a single fail: as a fail batch's, and the reason the token's own attempt keeps. */
+  private static Changed ownFail(ResultSet row) throws SQLException {
+    Changed failed = failedOrNot(row);
+    return new Changed(
+        failed.changed(),
+        false,
+        failed.item(),
+        failed.lastOutcome(),
+        failed.lastSentUnknown(),
+        row.getString("attempt_error"));
   }
 
   /** A row of a complete or fail, with held_since: when the claim it finished began. */
