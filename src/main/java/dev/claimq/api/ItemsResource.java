@@ -354,7 +354,10 @@ public class ItemsResource {
           "Retryable failures go back to pending after an exponential backoff with jitter (or"
               + " the provider's retryAfterSeconds) while attempts remain; otherwise the item"
               + " stays failed for an operator. The reason is stored with secrets redacted."
-              + " With next, the answer also carries the queue's next claim, as for complete.")
+              + " With next, the answer also carries the queue's next claim, as for complete;"
+              + " with a retry due at once, that may be this very item, claimed again under a"
+              + " new token. Repeating an accepted fail answers the item again (as it is now,"
+              + " also once it has been claimed again since), with next: null.")
   @RequestBody(
       content =
           @Content(
@@ -475,7 +478,8 @@ public class ItemsResource {
               + " after delaySeconds, and the attempt does not count against maxAttempts. An"
               + " item may be released maxReleases times (its queue's policy; 10 by default);"
               + " after that release answers 409 release-limit and the claim stays yours."
-              + " Repeat-safe with the same delaySeconds.")
+              + " Repeat-safe with the same delaySeconds, also once the item has been claimed"
+              + " again since.")
   @APIResponse(
       responseCode = "200",
       description = "Pending again, due after delaySeconds.",
