@@ -290,6 +290,12 @@ public class HttpFraming {
     Vertx vertx = context.vertx();
     long linger = vertx.setTimer(LINGER_MILLIS, late -> connection.close());
     request.handler(dropped -> {});
+    // A client that hangs up meanwhile ends the wait; it is nothing to report.
+    request.exceptionHandler(
+        gone -> {
+          vertx.cancelTimer(linger);
+          connection.close();
+        });
     request.endHandler(
         read -> {
           vertx.cancelTimer(linger);
