@@ -435,7 +435,13 @@ FROM claimed;
 -- A late success locks the item (target) before the attempt it records on: the item, then its
 -- attempts, is the order every other statement takes. Taken the other way round, a statement that
 -- holds the item and then locks its attempts would wait for this statement while it waits for
--- that one (a deadlock).
+-- that one (a deadlock). target locks only for a late success (ended, in this statement's
+-- snapshot): a lock on a pending item hides it from claims, while a made-up token, or a repeat of
+-- a complete or of a late success, changes nothing. An attempt ended after the snapshot is open in
+-- it, and the item sending under this token: then nothing is locked, and the answer is outdated,
+-- which ItemRepository runs once more with a fresh snapshot. After complete-held (run first) that
+-- cannot happen: it finished the claim if current, else waited for the change that ended it,
+-- which this statement's snapshot then has.
 WITH finished AS (
   UPDATE item SET state = 'done', external_ref = :externalRef, lease_seconds = NULL,
                   lease_expires_at = NULL, updated_at = now(),
@@ -452,20 +458,25 @@ closed AS (
   UPDATE attempt a SET finished_at = now(), outcome = 'done', finished_by = :actor
   FROM finished WHERE a.item_id = finished.id AND a.finished_at IS NULL
 ),
-target AS MATERIALIZED (
-  SELECT id FROM item
-  WHERE id = :id AND CAST(:externalRef AS text) IS NOT NULL AND NOT EXISTS (SELECT FROM finished)
-  FOR NO KEY UPDATE
-),
-late AS (
-  UPDATE attempt a SET late_external_ref = CAST(:externalRef AS text), late_reported_at = now(),
-                       late_reported_by = :actor
-  FROM target
-  WHERE a.item_id = target.id
+ended AS MATERIALIZED (
+  SELECT a.id FROM attempt a
+  WHERE a.item_id = :id AND CAST(:externalRef AS text) IS NOT NULL
+    AND NOT EXISTS (SELECT FROM finished)
     -- The claim may be the item's latest, ended by its own fail or release: the send happened
     -- all the same. A repeat of its own complete finds its attempt done.
     AND a.token_hash = encode(sha256(convert_to(:token, 'UTF8')), 'hex')
     AND a.finished_at IS NOT NULL AND a.outcome <> 'done' AND a.late_reported_at IS NULL
+),
+target AS MATERIALIZED (
+  SELECT id FROM item WHERE id = :id AND EXISTS (SELECT FROM ended) FOR NO KEY UPDATE
+),
+late AS (
+  UPDATE attempt a SET late_external_ref = CAST(:externalRef AS text), late_reported_at = now(),
+                       late_reported_by = :actor
+  FROM target, ended
+  -- Rechecked on the attempt as it is now: a concurrent late success of it, which held the item
+  -- while target waited, has recorded it.
+  WHERE a.id = ended.id AND a.item_id = target.id AND a.late_reported_at IS NULL
   -- resolved: an operator's resolve finished the item, if applied finds it done (done is final).
   -- Either this statement's snapshot has the resolve action, or the resolve committed while
   -- target waited for the item's lock: then the snapshot has the item still failed, and of what

@@ -9,6 +9,7 @@ import static dev.claimq.Api.json;
 import static dev.claimq.Api.release;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
@@ -94,6 +95,37 @@ class RefusedReportsTest extends AsAdmin {
     values.put("externalRef", null);
     values.put("actor", "test");
     assertClaimableWhile(due, COMPLETE, values);
+  }
+
+  /** No attempt of the item was ever claimed with this token: there is no send to record. */
+  @Test
+  void a_made_up_complete_with_a_reference_running_leaves_the_due_item_to_a_claim()
+      throws Exception {
+    Due due = failedForRetryNow("made-up-complete");
+    assertClaimableWhile(due, COMPLETE, completeValues(due.id, "made-up", "msg_1"));
+  }
+
+  /**
+   * A late success is recorded once: its repeat, from a worker that did not get the first answer,
+   * records nothing. Here the newer claim that held the item then failed, so it is due again.
+   */
+  @Test
+  void a_repeated_late_success_running_leaves_the_due_item_to_a_claim() throws Exception {
+    Due old = claimed("repeated-late");
+    fail(old.id, Map.of("claimToken", old.token, "error", "timeout", "retryAfterSeconds", 0))
+        .then()
+        .statusCode(200);
+    String newer =
+        claim(old.id, Map.of("worker", "w1")).then().statusCode(200).extract().path("claimToken");
+    complete(old.id, Map.of("claimToken", old.token, "externalRef", "msg_1"))
+        .then()
+        .statusCode(409)
+        .body("detail", containsString("recorded as a late success"));
+    fail(old.id, Map.of("claimToken", newer, "error", "timeout", "retryAfterSeconds", 0))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("pending"));
+    assertClaimableWhile(old, COMPLETE, completeValues(old.id, old.token, "msg_1"));
   }
 
   @Test
@@ -266,6 +298,11 @@ class RefusedReportsTest extends AsAdmin {
         "retry",
         "actor",
         "test");
+  }
+
+  private static Map<String, Object> completeValues(String id, String token, String externalRef) {
+    return Map.of(
+        "id", Long.parseLong(id), "token", token, "externalRef", externalRef, "actor", "test");
   }
 
   private static Map<String, Object> releaseValues(Due due) {
