@@ -606,8 +606,14 @@ LEFT JOIN LATERAL (SELECT a.outcome, a.sent_unknown, a.error FROM attempt a
 -- The batch form of complete, with exactly its conditions. Every entry's item comes back, changed
 -- or not; an item two entries name comes back once, as this statement left it. Of entries that
 -- name one claim, the first (by position) is the one applied, as if the entries came one by one:
--- the later ones are its repeats. Every named item is locked first, in id order (named): two
--- batches that lock the same items in other orders would each wait for the other (a deadlock).
+-- the later ones are its repeats. The items it can finish are locked first, in id order (named):
+-- two batches that lock the same items in other orders would each wait for the other (a
+-- deadlock). Only those, sending under an entry's token in this statement's snapshot: a lock on a
+-- pending item hides it from claims, and an entry with an ended or made-up token changes nothing
+-- (a stale entry's late success is complete's, which BatchService runs for it). A claim a worker
+-- holds is in the snapshot: it committed before the worker had its token. One that ended after
+-- the snapshot is locked as the change committed, and left out then, no longer matching; its entry
+-- is answered outdated (see the top of this file).
 WITH input AS (
   SELECT DISTINCT ON (e.id, e.claim_token) e.id, e.claim_token, e.external_ref
   FROM ROWS FROM (jsonb_to_recordset(CAST(:batch AS jsonb))
@@ -616,7 +622,10 @@ WITH input AS (
   ORDER BY e.id, e.claim_token, e.ord
 ),
 named AS MATERIALIZED (
-  SELECT id FROM item WHERE id IN (SELECT id FROM input) ORDER BY id FOR NO KEY UPDATE
+  SELECT id FROM item
+  WHERE (id, claim_token) IN (SELECT id, claim_token FROM input) AND state = 'sending'
+  ORDER BY id
+  FOR NO KEY UPDATE
 ),
 finished AS (
   UPDATE item i SET state = 'done', external_ref = input.external_ref, lease_seconds = NULL,
@@ -636,7 +645,7 @@ closed AS (
 ),
 unchanged AS (
   SELECT * FROM item
-  WHERE id IN (SELECT id FROM named) AND id NOT IN (SELECT id FROM finished)
+  WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM finished)
 )
 -- held_since and last_outcome as in complete.
 SELECT true AS changed, f.*, a.claimed_at AS held_since, CAST(NULL AS text) AS last_outcome
@@ -647,9 +656,9 @@ SELECT false, u.*, NULL, (SELECT a.outcome FROM attempt a WHERE a.item_id = u.id
 
 -- name: fail-batch
 -- The batch form of fail, with exactly its conditions; each entry brings its own schedule. Of
--- entries that name one claim, the first (by position) is applied, and every named item is locked
--- first, in id order, both as in complete-batch; the judgement reads the locked rows, so each
--- claim as it is now, as fail does.
+-- entries that name one claim, the first (by position) is applied, and the items it can fail are
+-- locked first, in id order, both as in complete-batch; the judgement reads the locked rows, so
+-- each claim as it is now, as fail does.
 WITH entry AS (
   SELECT DISTINCT ON (e.id, e.claim_token) e.id, e.claim_token, e.error, e.retryable,
          e.sent_unknown, e.delays
@@ -661,7 +670,7 @@ WITH entry AS (
 ),
 named AS MATERIALIZED (
   SELECT id, queue, claim_token, state, attempts, lease_seconds, created_at FROM item
-  WHERE id IN (SELECT id FROM entry)
+  WHERE (id, claim_token) IN (SELECT id, claim_token FROM entry) AND state = 'sending'
   ORDER BY id
   FOR NO KEY UPDATE
 ),
@@ -707,7 +716,7 @@ closed AS (
 ),
 unchanged AS (
   SELECT * FROM item
-  WHERE id IN (SELECT id FROM named) AND id NOT IN (SELECT id FROM finished)
+  WHERE id IN (SELECT id FROM entry) AND id NOT IN (SELECT id FROM finished)
 )
 -- held_since as in fail; last_outcome and last_sent_unknown of the latest attempt. An entry this
 -- batch did not change is answered by the single fail, which finds the entry's own attempt.

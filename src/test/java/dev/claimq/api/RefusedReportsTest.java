@@ -12,6 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.AsAdmin;
 import dev.claimq.Locks;
 import dev.claimq.Race;
@@ -24,8 +25,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -39,6 +42,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class RefusedReportsTest extends AsAdmin {
   private static final SqlFile FILE = SqlFile.load("db/item.sql");
+  private static final ObjectMapper JSON = new ObjectMapper();
   private static final Sql HEARTBEAT = FILE.take("heartbeat", "id", "token", "leaseSeconds");
   private static final Sql COMPLETE = FILE.take("complete", "id", "token", "externalRef", "actor");
   private static final Sql COMPLETE_HELD =
@@ -57,6 +61,9 @@ class RefusedReportsTest extends AsAdmin {
           "actor");
   private static final Sql RELEASE =
       FILE.take("release", "id", "token", "delaySeconds", "defaultMaxReleases", "actor");
+  private static final Sql COMPLETE_BATCH = FILE.take("complete-batch", "batch", "actor");
+  private static final Sql FAIL_BATCH =
+      FILE.take("fail-batch", "batch", "defaultOnUnknownOutcome", "actor");
 
   @Inject DataSource dataSource;
 
@@ -126,6 +133,33 @@ class RefusedReportsTest extends AsAdmin {
         .statusCode(200)
         .body("state", equalTo("pending"));
     assertClaimableWhile(old, COMPLETE, completeValues(old.id, old.token, "msg_1"));
+  }
+
+  /** Batch entries with an ended claim's token or a made-up one change nothing, as single ones. */
+  @Test
+  void a_batch_complete_of_stale_and_made_up_tokens_running_leaves_the_due_items_to_a_claim()
+      throws Exception {
+    assertClaimableWhileBatch(
+        COMPLETE_BATCH,
+        Map.of("actor", "t"),
+        (stale, other) ->
+            List.of(
+                completeEntry(stale.id, stale.token, "msg_1"),
+                completeEntry(other.id, "made-up", "msg_2"),
+                Map.of("id", Long.parseLong(other.id), "claim_token", "made-up-too")));
+  }
+
+  @Test
+  void a_batch_fail_of_stale_and_made_up_tokens_running_leaves_the_due_items_to_a_claim()
+      throws Exception {
+    assertClaimableWhileBatch(
+        FAIL_BATCH,
+        Map.of("defaultOnUnknownOutcome", "retry", "actor", "t"),
+        (stale, other) ->
+            List.of(
+                failEntry(stale.id, stale.token),
+                failEntry(other.id, "made-up"),
+                failEntry(other.id, other.token)));
   }
 
   @Test
@@ -263,8 +297,11 @@ class RefusedReportsTest extends AsAdmin {
   private record Due(String queue, String id, String token) {}
 
   private static Due claimed(String prefix) {
-    String queue = uniqueQueue(prefix);
-    String id = enqueued(queue, "k", 1);
+    return claimed(uniqueQueue(prefix), "k");
+  }
+
+  private static Due claimed(String queue, String key) {
+    String id = enqueued(queue, key, 1);
     String token =
         claim(id, Map.of("worker", "w1")).then().statusCode(200).extract().path("claimToken");
     return new Due(queue, id, token);
@@ -272,7 +309,11 @@ class RefusedReportsTest extends AsAdmin {
 
   /** An item whose claim failed retryable, due again at once. */
   private static Due failedForRetryNow(String prefix) {
-    Due due = claimed(prefix);
+    return failedForRetryNow(uniqueQueue(prefix), "k");
+  }
+
+  private static Due failedForRetryNow(String queue, String key) {
+    Due due = claimed(queue, key);
     fail(due.id, Map.of("claimToken", due.token, "error", "timeout", "retryAfterSeconds", 0))
         .then()
         .statusCode(200)
@@ -305,6 +346,28 @@ class RefusedReportsTest extends AsAdmin {
         "id", Long.parseLong(id), "token", token, "externalRef", externalRef, "actor", "test");
   }
 
+  /** A complete-batch entry, as the service writes it. */
+  private static Map<String, Object> completeEntry(String id, String token, String externalRef) {
+    return Map.of("id", Long.parseLong(id), "claim_token", token, "external_ref", externalRef);
+  }
+
+  /** A fail-batch entry, as the service writes it: retryable, due again at once. */
+  private static Map<String, Object> failEntry(String id, String token) {
+    return Map.of(
+        "id",
+        Long.parseLong(id),
+        "claim_token",
+        token,
+        "error",
+        "timeout",
+        "retryable",
+        true,
+        "sent_unknown",
+        false,
+        "delays",
+        List.of(0));
+  }
+
   private static Map<String, Object> releaseValues(Due due) {
     return Map.of(
         "id",
@@ -322,15 +385,58 @@ class RefusedReportsTest extends AsAdmin {
   /** While the statement's transaction is open, a claim of the queue takes the due item. */
   private void assertClaimableWhile(Due due, Sql statement, Map<String, Object> values)
       throws SQLException {
+    whileOpen(
+        statement,
+        values,
+        1,
+        () ->
+            claimNext(due.queue, Map.of("worker", "w2"))
+                .then()
+                .statusCode(200)
+                .body("id", equalTo(due.id)));
+  }
+
+  /**
+   * Two due items of one queue, and the batch's entries for them: while the batch's transaction is
+   * open, a batch claim of the queue takes both.
+   */
+  private void assertClaimableWhileBatch(
+      Sql statement,
+      Map<String, Object> values,
+      BiFunction<Due, Due, List<Map<String, Object>>> entries)
+      throws Exception {
+    String queue = uniqueQueue("stale-batch");
+    Due stale = failedForRetryNow(queue, "a");
+    Due other = failedForRetryNow(queue, "b");
+    Map<String, Object> all = new HashMap<>(values);
+    all.put("batch", JSON.writeValueAsString(entries.apply(stale, other)));
+    whileOpen(
+        statement,
+        all,
+        2,
+        () ->
+            assertThat(
+                    json()
+                        .body(Map.of("worker", "w2", "max", 10))
+                        .post("/v1/queues/{q}/claim:batch", queue)
+                        .then()
+                        .statusCode(200)
+                        .extract()
+                        .<List<String>>path("items.id"))
+                .containsExactlyInAnyOrder(stale.id, other.id));
+  }
+
+  /** The claim, run while the statement's transaction is open: its rows all changed nothing. */
+  private void whileOpen(Sql statement, Map<String, Object> values, int rows, Runnable claim)
+      throws SQLException {
     try (Connection report = dataSource.getConnection()) {
       report.setAutoCommit(false);
       try {
-        List<Boolean> changed = run(statement, values, report);
-        assertThat(changed).as("the report changes nothing").containsExactly(false);
-        claimNext(due.queue, Map.of("worker", "w2"))
-            .then()
-            .statusCode(200)
-            .body("id", equalTo(due.id));
+        assertThat(run(statement, values, report))
+            .as("the report changes nothing")
+            .containsOnly(false)
+            .hasSize(rows);
+        claim.run();
       } finally {
         report.rollback();
         report.setAutoCommit(true);
