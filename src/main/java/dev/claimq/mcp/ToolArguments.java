@@ -48,16 +48,31 @@ class ToolArguments {
 
   /**
    * The body as UTF-8 text, which McpEnvelope has checked it is. From the raw bytes Jackson would
-   * guess UTF-16 or UTF-32 and decode overlong forms, reading what was not sent.
+   * guess UTF-16 or UTF-32 and decode overlong forms, reading what was not sent. One byte order
+   * mark before the text is skipped, as the API's reader (Jackson's, from the bytes) skips it and
+   * RFC 8259 (8.1) lets a reader do: it is no part of the JSON. Anywhere else it is a character,
+   * which no JSON value starts with.
    */
   static JsonNode body(byte[] bytes) throws IOException {
-    try (JsonParser parser = ENVELOPE.createParser(new String(bytes, StandardCharsets.UTF_8))) {
+    int start = startsWithMark(bytes) ? UTF8_MARK.length : 0;
+    String text = new String(bytes, start, bytes.length - start, StandardCharsets.UTF_8);
+    try (JsonParser parser = ENVELOPE.createParser(text)) {
       try {
         return ENVELOPE.readTree(parser);
       } catch (StrictJson.NumberTooLong e) {
         throw new NumberTooLong(StrictJson.pathOf(parser), e);
       }
     }
+  }
+
+  /** U+FEFF, the byte order mark, in UTF-8. */
+  private static final byte[] UTF8_MARK = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
+
+  private static boolean startsWithMark(byte[] bytes) {
+    return bytes.length >= UTF8_MARK.length
+        && bytes[0] == UTF8_MARK[0]
+        && bytes[1] == UTF8_MARK[1]
+        && bytes[2] == UTF8_MARK[2];
   }
 
   /** A number written longer than the API reads one, and where in the message it is. */

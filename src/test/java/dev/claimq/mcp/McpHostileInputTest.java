@@ -745,6 +745,44 @@ class McpHostileInputTest {
     assertThat(McpClients.rows(database, queue)).isEqualTo(1);
   }
 
+  @Test
+  void a_byte_order_mark_before_the_body_is_skipped_as_the_api_skips_it() throws Exception {
+    byte[] mark = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
+    String item = "{\"dedupeKey\":\"rest\",\"payload\":\"A\"}";
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      // One mark before the JSON text: RFC 8259 lets a reader skip it, and the API does.
+      HttpResponse<String> rest = postToApi(concat(mark, bytes(item)));
+      assertThat(rest.statusCode()).as(rest.body()).isEqualTo(201);
+      HttpResponse<String> answer = post(concat(mark, enqueueOf("é")));
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+      assertThat(message(answer).path("result").path("structuredContent").path("result").asText())
+          .as(answer.body())
+          .isEqualTo("created");
+
+      // A mark is not JSON anywhere else: twice, or with nothing after it, both refuse it.
+      HttpResponse<String> twiceToApi = postToApi(concat(mark, mark, bytes(item)));
+      assertThat(twiceToApi.statusCode()).as(twiceToApi.body()).isEqualTo(400);
+      for (byte[] body : List.of(concat(mark, mark, enqueueOf("B")), mark)) {
+        HttpResponse<String> refused = post(body);
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(400);
+        assertThat(message(refused).path("error").path("code").asInt()).isEqualTo(-32700);
+      }
+      assertThat(postToApi(mark).statusCode()).isEqualTo(400);
+      assertThat(rows()).as("items stored: the API's and the tool's").isEqualTo(2);
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  /** An enqueue into this test's queue through the REST API, with the same key. */
+  private HttpResponse<String> postToApi(byte[] body) throws Exception {
+    return http.send(
+        withKey(mcp.resolve("/v1/queues/" + queue + "/items"))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
   private JsonNode problem(HttpResponse<String> answer, int status) throws Exception {
     assertThat(answer.statusCode()).as(answer.body()).isEqualTo(status);
     assertThat(answer.headers().firstValue("Content-Type"))
