@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import dev.claimq.telemetry.LogText;
 import jakarta.ws.rs.NotAcceptableException;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.container.ContainerRequestContext;
@@ -71,6 +72,31 @@ public class AcceptableAnswers {
       }
     }
     return types;
+  }
+
+  /**
+   * True when this Accept header lists the type as a range of its own (not only as a wildcard) and
+   * gives it a weight above 0; also when its weights are not ones this reads, as the REST filter
+   * above leaves such a header to RESTEasy. For /mcp, whose Streamable HTTP transport asks the
+   * client to list each of the types it answers with.
+   */
+  public static boolean lists(String accept, MediaType type) {
+    List<Range> ranges = ranges(accept);
+    if (ranges == null) {
+      return true;
+    }
+    boolean named =
+        ranges.stream()
+            .anyMatch(
+                range ->
+                    range.type.equalsIgnoreCase(type.getType())
+                        && range.subtype.equalsIgnoreCase(type.getSubtype()));
+    return named && weight(type, ranges) > 0;
+  }
+
+  /** The Accept header as a 406's detail quotes it: on one line, and cut short if long. */
+  public static String quoted(String accept) {
+    return "'" + LogText.oneLine(Params.shorten(accept)) + "'";
   }
 
   /** The weight the Accept header gives this type: that of the most specific range matching it. */

@@ -276,9 +276,9 @@ public class ProblemMappers {
     String sent = headers == null ? null : headers.getHeaderString(HttpHeaders.ACCEPT);
     return sent == null
         ? "This resource answers application/json only."
-        : "This resource answers application/json only, and the Accept header '"
-            + LogText.oneLine(Params.shorten(sent))
-            + "' does not take it: accept application/json (or */*), or send no Accept header.";
+        : "This resource answers application/json only, and the Accept header "
+            + AcceptableAnswers.quoted(sent)
+            + " does not take it: accept application/json (or */*), or send no Accept header.";
   }
 
   /** A 415's detail, naming the Content-Type that was sent, if one was. */

@@ -31,7 +31,8 @@ import java.util.Set;
  * problem: what reaches the extension is well formed UTF-8 JSON that can be read exactly, each
  * request with an id of its own and params of its method's shape. A body declared in a way it is
  * not read (not as JSON, a charset other than UTF-8, a content coding) is a 415 problem, as on the
- * API.
+ * API, and an Accept header that does not take both of Streamable HTTP's answers a 406 problem
+ * (McpTransportFailures says which it must take).
  */
 @ApplicationScoped
 public class McpEnvelope {
@@ -79,6 +80,14 @@ public class McpEnvelope {
     }
     if (unreadable != null) {
       refuseUnsupported(context, unreadable);
+      return;
+    }
+    // Then what the client takes back: as on the API, before the body is parsed.
+    String unacceptable =
+        McpTransportFailures.whyNotAcceptable(
+            context.request().headers().getAll(HttpHeaders.ACCEPT));
+    if (unacceptable != null) {
+      refuseProblem(context, 406, "Not Acceptable", unacceptable);
       return;
     }
     if (context.body().buffer() == null || context.body().buffer().length() == 0) {
@@ -327,19 +336,25 @@ public class McpEnvelope {
         .end(answer.toString());
   }
 
-  /**
-   * A 415 as the API answers it, a problem: the body was not read as a JSON-RPC message at all, so
-   * there is no message to answer, as the transport's own refusals (McpTransportFailures) say.
-   */
   private static void refuseUnsupported(RoutingContext context, String detail) {
+    refuseProblem(context, 415, "Unsupported Media Type", detail);
+  }
+
+  /**
+   * A 415 or 406 as the API answers it, a problem: the body was not read as a JSON-RPC message at
+   * all, so there is no message to answer, as the transport's own refusals (McpTransportFailures)
+   * say.
+   */
+  private static void refuseProblem(
+      RoutingContext context, int status, String title, String detail) {
     ObjectNode problem = JsonNodeFactory.instance.objectNode();
     problem.put("type", "about:blank");
-    problem.put("title", "Unsupported Media Type");
-    problem.put("status", 415);
+    problem.put("title", title);
+    problem.put("status", status);
     problem.put("detail", detail);
     context
         .response()
-        .setStatusCode(415)
+        .setStatusCode(status)
         .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
         .end(problem.toString());
   }

@@ -614,28 +614,52 @@ class McpHostileInputTest {
   }
 
   @Test
-  void a_wrong_accept_header_or_an_unknown_session_is_a_problem_saying_what_to_do()
+  void an_accept_header_that_does_not_take_both_answers_is_a_406_and_runs_no_tool()
       throws Exception {
-    String list = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}";
-    for (String accept : List.of("application/json", "text/event-stream", "*/*", "")) {
-      HttpRequest.Builder request =
-          withKey(mcp)
-              .header("Content-Type", "application/json")
-              .header("Mcp-Session-Id", session)
-              .POST(HttpRequest.BodyPublishers.ofString(list));
-      if (!accept.isEmpty()) {
-        request.header("Accept", accept);
-      }
-      HttpResponse<String> answer =
-          http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-      assertThat(answer.statusCode()).as(accept).isEqualTo(400);
-      assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-      assertThat(json.readTree(answer.body()).path("detail").asText())
-          .as(accept)
-          .isEqualTo(
-              "The Accept header must list both application/json and text/event-stream: MCP's"
-                  + " Streamable HTTP answers a POST with either.");
+    Map<String, String> refused = new LinkedHashMap<>();
+    String both =
+        "list both application/json and text/event-stream, neither with q=0: MCP's"
+            + " Streamable HTTP answers a POST with either.";
+    refused.put(null, "The request has no Accept header: " + both);
+    for (String accept :
+        List.of(
+            "application/json",
+            "text/event-stream",
+            "*/*",
+            "text/html",
+            // A weight of 0 says "not acceptable" (RFC 9110, 12.4.2), as on the REST API.
+            "application/json;q=0, text/event-stream",
+            "application/json, text/event-stream; q=0.000",
+            "APPLICATION/JSON;Q=0, text/event-stream",
+            "application/json;q=0, */*, text/event-stream")) {
+      refused.put(accept, "The Accept header '" + accept + "' does not take both: " + both);
     }
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (Map.Entry<String, String> each : refused.entrySet()) {
+        HttpResponse<String> answer = postAccepting(enqueueOf("A"), each.getKey());
+
+        JsonNode problem = problem(answer, 406);
+        assertThat(problem.path("title").asText()).isEqualTo("Not Acceptable");
+        assertThat(problem.path("detail").asText()).as(each.getKey()).isEqualTo(each.getValue());
+      }
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+    // Each listed with a weight above 0 is enough, whatever else the header says.
+    for (String accept :
+        List.of(
+            "application/json, text/event-stream",
+            "text/event-stream;q=0.5, application/json;q=0.001",
+            "*/*;q=0, application/json, text/event-stream")) {
+      HttpResponse<String> answer = postAccepting(enqueueOf("A"), accept);
+      assertThat(answer.statusCode()).as(accept + ": " + answer.body()).isEqualTo(200);
+    }
+    assertThat(rows()).isEqualTo(1);
+  }
+
+  @Test
+  void an_unknown_session_is_a_problem_saying_what_to_do() throws Exception {
+    String list = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}";
     session = "no-such-session";
     HttpResponse<String> unknown = post(list);
     assertThat(unknown.statusCode()).isEqualTo(404);
@@ -644,6 +668,19 @@ class McpHostileInputTest {
         .isEqualTo(
             "There is no MCP session with this Mcp-Session-Id (it was ended, or the service"
                 + " restarted): send initialize again, without Mcp-Session-Id, for a new session.");
+  }
+
+  /** A body in this test's session with this Accept header (none when null). */
+  private HttpResponse<String> postAccepting(byte[] body, String accept) throws Exception {
+    HttpRequest.Builder request =
+        withKey(mcp)
+            .header("Content-Type", "application/json")
+            .header("Mcp-Session-Id", session)
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    if (accept != null) {
+      request.header("Accept", accept);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static HttpRequest.Builder withKey(URI uri) {
