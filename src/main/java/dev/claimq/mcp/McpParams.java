@@ -1,6 +1,10 @@
 package dev.claimq.mcp;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.ByteBuffer;
+import java.time.DateTimeException;
+import java.time.Instant;
+import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -14,9 +18,10 @@ import java.util.function.Supplier;
  * them: it casts what it reads, so a string where the schema has an object was a 500 with an ERROR
  * line, and in completion/complete no answer at all. The shapes are the 2025-06-18 schema's, with
  * the client's icons, description and websiteUrl of 2025-11-25 (the extension serves both). Only
- * the fields the schema names are checked; others pass, as the schema lets them. An optional field
- * sent as null is refused, null being none of the types the schema gives it; only a tool call's
- * null arguments stay "none", as they were.
+ * the fields the schema names are checked; others pass, as the schema lets them. A list's cursor, a
+ * string to the schema, must also be one the extension can read. An optional field sent as null is
+ * refused, null being none of the types the schema gives it; only a tool call's null arguments stay
+ * "none", as they were.
  */
 final class McpParams {
   private McpParams() {}
@@ -71,7 +76,7 @@ final class McpParams {
               () -> in.object("clientInfo", true),
               () -> implementation(in.nested("clientInfo")));
       case "tools/list", "prompts/list", "resources/list", "resources/templates/list" ->
-          in.string("cursor", false);
+          first(() -> in.string("cursor", false), () -> cursor(params.get("cursor")));
       case "tools/call" -> toolCall(params);
       case "prompts/get" ->
           first(() -> in.string("name", true), () -> in.strings("arguments", false));
@@ -92,6 +97,34 @@ final class McpParams {
   }
 
   private static final String TOOL_NAME = "'params.name' must name a tool, as a string.";
+
+  /** The length of a cursor the extension gives, decoded: two instants, each seconds and nanos. */
+  private static final int CURSOR_BYTES = 2 * (Long.BYTES + Integer.BYTES);
+
+  /**
+   * A list's cursor, which MCP makes opaque to the client: a nextCursor the server gave, sent back
+   * as it was. The extension's are Base64 of two instants; one it cannot read as that it refuses
+   * itself, but with a WARN line that quotes it, as if the fault were the service's.
+   */
+  private static String cursor(JsonNode cursor) {
+    if (cursor == null) {
+      return null;
+    }
+    try {
+      byte[] bytes = Base64.getDecoder().decode(cursor.textValue());
+      if (bytes.length == CURSOR_BYTES) {
+        ByteBuffer instants = ByteBuffer.wrap(bytes);
+        for (int i = 0; i < 2; i++) {
+          Instant.ofEpochSecond(instants.getLong(), instants.getInt());
+        }
+        return null;
+      }
+    } catch (IllegalArgumentException | DateTimeException | ArithmeticException notOurs) {
+      // not Base64, or an instant past what Instant holds
+    }
+    return "'params.cursor' is not a cursor this server gave: send an earlier answer's nextCursor"
+        + " as it was, or no cursor for the first page.";
+  }
 
   /** A request's progress token, which the extension hands back in its notifications. */
   private static String progressToken(String method, JsonNode params) {

@@ -323,6 +323,10 @@ class McpHostileInputTest {
         "'params.uri' is missing: resources/subscribe needs it, as a string.");
     cases.put("\"tools/list\",\"params\":{\"cursor\":5}", "'params.cursor' must be a string.");
     cases.put(
+        "\"tools/list\",\"params\":{\"cursor\":\"abc\"}",
+        "'params.cursor' is not a cursor this server gave: send an earlier answer's nextCursor as"
+            + " it was, or no cursor for the first page.");
+    cases.put(
         "\"prompts/get\",\"params\":{\"name\":\"p\",\"arguments\":{\"a\":1}}",
         "'params.arguments.a' must be a string.");
     return cases;
@@ -393,6 +397,13 @@ class McpHostileInputTest {
               "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\","
                   + "\"params\":{\"level\":\"warning\"}}");
       assertThat(message(levelled).path("result").isObject()).as(levelled.body()).isTrue();
+
+      // A cursor the extension can read, though it gave none: a page, past the tools there are.
+      HttpResponse<String> paged =
+          post(
+              "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":"
+                  + "{\"cursor\":\"AAAAAGlVuQAAAAAAAAAAAGlVuQAAAAAF\"}}");
+      assertThat(message(paged).path("result").path("tools").isArray()).as(paged.body()).isTrue();
 
       // No completions are offered: a well-formed request is the extension's to refuse.
       HttpResponse<String> completed =

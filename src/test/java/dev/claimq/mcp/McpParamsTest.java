@@ -18,6 +18,10 @@ class McpParamsTest {
       "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
           + "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"";
 
+  private static final String NOT_A_CURSOR =
+      "'params.cursor' is not a cursor this server gave: send an earlier answer's nextCursor as it"
+          + " was, or no cursor for the first page.";
+
   /** Method, params (null: none), and the refusal; one check each. */
   private static final String[][] REFUSED = {
     {"ping", "{\"_meta\":\"x\"}", "'params._meta' must be an object."},
@@ -107,6 +111,14 @@ class McpParamsTest {
     {"resources/list", "{\"cursor\":null}", "'params.cursor' must be a string."},
     {"prompts/list", "{\"cursor\":[]}", "'params.cursor' must be a string."},
     {"resources/templates/list", "{\"cursor\":1}", "'params.cursor' must be a string."},
+    // A cursor is the server's own: the extension reads one as Base64 of two instants.
+    {"tools/list", "{\"cursor\":\"abc\"}", NOT_A_CURSOR},
+    {"prompts/list", "{\"cursor\":\"\"}", NOT_A_CURSOR},
+    {"resources/list", "{\"cursor\":\"AAAAAAAAAAEAAAAA\"}", NOT_A_CURSOR}, // one instant
+    {
+      "tools/list", "{\"cursor\":\"f/////////8AAAAAAAAAAAAAAAAAAAAA\"}", NOT_A_CURSOR
+    }, // past 1e9 years
+    {"resources/templates/list", "{\"cursor\":\"AAAAAGlVuQAAAAAAAAAAAGlVuQAAAAA*\"}", NOT_A_CURSOR},
     {"tools/call", null, "'params.name' must name a tool, as a string."},
     {
       "tools/call",
@@ -226,7 +238,7 @@ class McpParamsTest {
           + "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\",\"title\":\"C\",\"icons\":"
           + "[{\"src\":\"i\",\"sizes\":[\"48x48\"],\"theme\":\"light\"}],\"other\":1}}"
     },
-    {"tools/list", "{\"cursor\":\"abc\"}"},
+    {"tools/list", "{\"cursor\":\"AAAAAGlVuQAAAAAAAAAAAGlVuQAAAAAF\"}"},
     {"tools/call", "{\"name\":\"t\"}"},
     {"tools/call", "{\"name\":\"t\",\"arguments\":null}"},
     {"prompts/get", "{\"name\":\"p\",\"arguments\":{\"a\":\"1\"}}"},
