@@ -669,6 +669,32 @@ class McpHostileInputTest {
   }
 
   @Test
+  void a_cancel_of_no_running_request_is_taken_without_an_answer_or_a_warning() throws Exception {
+    HttpResponse<String> listed = post("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}");
+    assertThat(listed.statusCode()).as(listed.body()).isEqualTo(200);
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      // Ids never sent, and one answered already: MCP expects a cancel to cross its answer.
+      for (String requestId : List.of("999", "\"no-such-request\"", "5")) {
+        HttpResponse<String> answer =
+            post(
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                    + "{\"requestId\":"
+                    + requestId
+                    + ",\"reason\":\"late\"}}");
+
+        assertThat(answer.statusCode()).as(requestId + ": " + answer.body()).isEqualTo(202);
+        assertThat(answer.body()).isEmpty();
+      }
+      // Only that line is lowered: the extension's other warnings stay warnings.
+      java.util.logging.Logger.getLogger("io.quarkiverse.mcp.server.runtime.McpMessageHandler")
+          .warning("another warning");
+      assertThat(log.records())
+          .extracting(LogCapture::format)
+          .containsExactly("io.quarkiverse.mcp.server.runtime.McpMessageHandler: another warning");
+    }
+  }
+
+  @Test
   void an_unknown_session_is_a_problem_saying_what_to_do() throws Exception {
     String list = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}";
     session = "no-such-session";
