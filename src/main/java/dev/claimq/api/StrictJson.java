@@ -121,7 +121,28 @@ public class StrictJson implements ObjectMapperCustomizer {
           throw new NumberTooLong();
         }
       }
+
+      @Override
+      public void validateNestingDepth(int depth) throws StreamConstraintsException {
+        if (depth > _maxNestingDepth) {
+          throw new NestedTooDeep(_maxNestingDepth);
+        }
+      }
     };
+  }
+
+  /**
+   * Arrays and objects nested deeper than the parser reads, refused as it opens the one past the
+   * limit, in the service's words rather than Jackson's (which name its own settings). Like
+   * NumberTooLong, it knows nothing of where; whoever reads the parser names the place.
+   */
+  public static final class NestedTooDeep extends StreamConstraintsException {
+    NestedTooDeep(int limit) {
+      super(
+          "nests arrays and objects past the limit of "
+              + limit
+              + " levels (the body itself is level 1)");
+    }
   }
 
   /**

@@ -103,7 +103,7 @@ public class McpEnvelope {
     JsonNode body;
     try {
       body = ToolArguments.body(bytes);
-    } catch (ToolArguments.NumberTooLong e) {
+    } catch (ToolArguments.Unreadable e) {
       refuse(context, null, PARSE_ERROR, "The body cannot be read: " + e.getMessage() + ".");
       return;
     } catch (IOException e) {

@@ -3,7 +3,9 @@ package dev.claimq.mcp;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -21,6 +23,8 @@ import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.Validator;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -60,9 +64,42 @@ class ToolArguments {
       try {
         return ENVELOPE.readTree(parser);
       } catch (StrictJson.NumberTooLong e) {
-        throw new NumberTooLong(StrictJson.pathOf(parser), e);
+        throw new Unreadable(StrictJson.pathOf(parser), e);
+      } catch (StrictJson.NestedTooDeep e) {
+        throw new Unreadable(holderOf(parser), e);
       }
     }
+  }
+
+  /**
+   * The value that nests too deep, named as the API names a body's field: the message's member, its
+   * params' or a tool call's argument that holds it (params.arguments.payload), not each of the
+   * thousand levels below, where the parser stands.
+   */
+  private static String holderOf(JsonParser parser) {
+    List<String> path = new ArrayList<>(); // from the root
+    for (JsonStreamContext at = parser.getParsingContext(); at != null; at = at.getParent()) {
+      if (at.inObject() && at.getCurrentName() != null) {
+        path.add(0, at.getCurrentName());
+      } else if (at.inArray()) {
+        path.add(0, "[" + Math.max(at.getCurrentIndex(), 0) + "]");
+      }
+    }
+    StringBuilder holder = new StringBuilder();
+    int at = 0;
+    if (at < path.size() && path.get(at).startsWith("[")) {
+      holder.append(path.get(at++)); // a message of a batch
+    }
+    for (String within : List.of("", "params", "arguments")) {
+      if (at == path.size() || path.get(at).startsWith("[")) {
+        break;
+      }
+      if (!within.isEmpty() && !path.get(at - 1).equals(within)) {
+        break;
+      }
+      holder.append(holder.isEmpty() ? "" : ".").append(path.get(at++));
+    }
+    return holder.toString();
   }
 
   /** U+FEFF, the byte order mark, in UTF-8. */
@@ -75,9 +112,12 @@ class ToolArguments {
         && bytes[2] == UTF8_MARK[2];
   }
 
-  /** A number written longer than the API reads one, and where in the message it is. */
-  static final class NumberTooLong extends IOException {
-    NumberTooLong(String where, StrictJson.NumberTooLong refusal) {
+  /**
+   * A number written longer, or arrays and objects nested deeper, than the API reads, and where in
+   * the message.
+   */
+  static final class Unreadable extends IOException {
+    Unreadable(String where, StreamConstraintsException refusal) {
       super("the value of '" + where + "' " + refusal.getOriginalMessage());
     }
   }

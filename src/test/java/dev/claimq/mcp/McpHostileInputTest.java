@@ -227,6 +227,54 @@ class McpHostileInputTest {
   }
 
   @Test
+  void nesting_past_the_limit_is_refused_naming_the_limit_in_the_services_words() throws Exception {
+    // The message is level 1, params 2, arguments 3: the payload's own arrays start at 4.
+    int fits = 1000 - 3;
+    String past =
+        "The body cannot be read: the value of '%s' nests arrays and objects past the limit of"
+            + " 1000 levels (the body itself is level 1).";
+    Map<String, String> refused = new LinkedHashMap<>();
+    refused.put(
+        enqueue("81", "deep", "[".repeat(fits + 1) + "]".repeat(fits + 1)),
+        past.formatted("params.arguments.payload"));
+    refused.put(
+        enqueue("82", "deep", "{\"a\":".repeat(5_000) + "1" + "}".repeat(5_000)),
+        past.formatted("params.arguments.payload"));
+    refused.put(
+        "["
+            + enqueue("83", "k", "1")
+            + ","
+            + enqueue("84", "j", "[".repeat(fits) + "]".repeat(fits))
+            + "]",
+        past.formatted("[1].params.arguments.payload"));
+    refused.put(
+        "{\"jsonrpc\":\"2.0\",\"id\":85,\"method\":\"ping\",\"params\":{\"_meta\":"
+            + "[".repeat(5_000)
+            + "]".repeat(5_000)
+            + "}}",
+        past.formatted("params._meta"));
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (Map.Entry<String, String> each : refused.entrySet()) {
+        HttpResponse<String> answer = post(each.getKey());
+
+        assertThat(answer.statusCode()).as(shorten(answer.body())).isEqualTo(400);
+        JsonNode error = message(answer).path("error");
+        assertThat(error.path("code").asInt()).isEqualTo(-32700);
+        assertThat(error.path("message").asText()).isEqualTo(each.getValue());
+      }
+      assertThat(rows()).as("items stored").isZero();
+      // Up to the limit, the payload is stored.
+      HttpResponse<String> deepest =
+          post(enqueue("86", "deepest", "[".repeat(fits) + "]".repeat(fits)));
+      assertThat(message(deepest).path("result").path("isError").asBoolean())
+          .as(shorten(deepest.body()))
+          .isFalse();
+      assertThat(rows()).isEqualTo(1);
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
   void a_number_too_long_is_refused_naming_where_it_is_in_the_services_words() throws Exception {
     String over = "1".repeat(1001);
     String farOver = "1".repeat(3000);
