@@ -132,6 +132,17 @@ public class ProblemMappers {
             "The body " + tooLong.getOriginalMessage() + ".",
             List.of(new Problem.FieldError("body", tooLong.getOriginalMessage())));
       }
+      if (cause instanceof StrictJson.NestedTooDeep deep) {
+        // Named by the field that holds it, as any value that cannot be read, not by the path
+        // down its thousand levels; as the MCP envelope names it (ToolArguments).
+        String field = e instanceof JsonMappingException mapping ? jsonPath(mapping) : "";
+        String reason = deep.getOriginalMessage();
+        return field.isEmpty()
+            ? malformed("The body " + reason + ".", new Problem.FieldError("body", reason))
+            : malformed(
+                "The value of '" + field + "' " + reason + ".",
+                new Problem.FieldError(field, reason));
+      }
       if (cause instanceof UnstorableValueException unstorable) {
         String field = jsonPath(unstorable) + unstorable.inside;
         if (field.startsWith(".")) {

@@ -363,6 +363,46 @@ class StoredAsSentTest extends AsAdmin {
     assertThat(listed(queue)).isEmpty();
   }
 
+  @Test
+  void nesting_past_the_limit_is_a_400_naming_the_field_and_the_limit() throws Exception {
+    String queue = uniqueQueue("nesting");
+    String single = "/v1/queues/" + queue + "/items";
+    String batch = "/v1/queues/" + queue + "/items:batch";
+    // The body is level 1: a payload's own arrays start at 2.
+    int fits = 1000 - 1;
+    String past = "[".repeat(fits + 1) + "]".repeat(fits + 1);
+    String objects = "{\"a\":".repeat(5_000) + "1" + "}".repeat(5_000);
+    assertNestedTooDeep(
+        post(single, bytes("{\"dedupeKey\":\"k\",\"payload\":" + past + "}")), "payload");
+    assertNestedTooDeep(
+        post(single, bytes("{\"dedupeKey\":\"k\",\"payload\":" + objects + "}")), "payload");
+    assertNestedTooDeep(
+        post(
+            batch,
+            bytes(
+                "{\"items\":[{\"dedupeKey\":\"a\",\"payload\":1},{\"dedupeKey\":\"k\","
+                    + "\"payload\":"
+                    + objects
+                    + "}]}")),
+        "items[1].payload");
+    assertThat(listed(queue)).isEmpty();
+    // Up to the limit, the payload is stored.
+    String deepest = "[".repeat(fits) + "]".repeat(fits);
+    HttpResponse<String> stored =
+        post(single, bytes("{\"dedupeKey\":\"k\",\"payload\":" + deepest + "}"));
+    assertThat(stored.statusCode()).as(stored.body()).isEqualTo(201);
+  }
+
+  private void assertNestedTooDeep(HttpResponse<String> answer, String field) throws Exception {
+    String reason =
+        "nests arrays and objects past the limit of 1000 levels (the body itself is level 1)";
+    assertInvalid(answer, field, reason);
+    JsonNode problem = json.readTree(answer.body());
+    assertThat(problem.path("detail").asText())
+        .isEqualTo("The value of '" + field + "' " + reason + ".");
+    assertThat(problem.path("errors").get(0).path("message").asText()).isEqualTo(reason);
+  }
+
   /** The number a payload {"n": ...} is answered with, as written in the answer. */
   private static String answeredNumber(HttpResponse<String> answer) {
     Matcher number = Pattern.compile("\"n\": ?(-?[0-9][0-9.eE+-]*)").matcher(answer.body());
