@@ -12,7 +12,11 @@ POST /sends   the payload as JSON, with header Idempotency-Key (400 without one)
                 "fail": "always"     503 with Retry-After (a provider outage)
                 "fail": "permanent"  422 (a request that will never succeed)
                 "failTimes": n       503 with Retry-After for the first n requests of a key
-                "retryAfter": n      the Retry-After those 503s carry (default 1)
+                "retryAfter": n      the Retry-After those 503s carry (default 1); a string
+                                     goes verbatim (a huge number, an HTTP-date)
+                "failStatus": n      the status of those failures instead of 503 (e.g. 429)
+                "failBody": "text"   their body, as text/plain, instead of a JSON error
+                "numericId": true    the id of an accepted send is a JSON number, not a string
                 "hangSeconds": n     hold the request n seconds, then drop the connection
                                      unanswered, not counted as a send (a provider that hangs)
 GET  /sends   the record: {"sends": [{idempotencyKey, id, accepted, refused, payload}]}
@@ -92,12 +96,17 @@ class Provider(BaseHTTPRequestHandler):
                 outcome = (422, {"error": "permanent: this request will never succeed"}, {})
             elif steer.get("fail") == "always" or entry["refused"] < int(steer.get("failTimes", 0)):
                 entry["refused"] += 1
-                retry_after = str(int(steer.get("retryAfter", 1)))
-                outcome = (503, {"error": "temporarily unavailable"}, {"Retry-After": retry_after})
+                retry_after = steer.get("retryAfter", 1)
+                if not isinstance(retry_after, str):
+                    retry_after = str(int(retry_after))
+                outcome = (int(steer.get("failStatus", 503)),
+                           steer.get("failBody", {"error": "temporarily unavailable"}),
+                           {"Retry-After": retry_after})
             else:
                 replay = entry["id"] is not None
                 if not replay:
-                    entry["id"] = "snd_%04d" % (1 + sum(1 for e in record.values() if e["id"]))
+                    number = 1 + sum(1 for e in record.values() if e["id"] is not None)
+                    entry["id"] = 12344 + number if steer.get("numericId") else "snd_%04d" % number
                 entry["accepted"] += 1
                 outcome = (200 if replay else 201, {"id": entry["id"]},
                            {"Idempotent-Replayed": "true"} if replay else {})
@@ -106,9 +115,10 @@ class Provider(BaseHTTPRequestHandler):
         self.answer(*outcome)
 
     def answer(self, status, body, headers=None):
-        data = json.dumps(body).encode()
+        text = isinstance(body, str)
+        data = body.encode() if text else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/plain; charset=utf-8" if text else "application/json")
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)

@@ -266,18 +266,36 @@ public class Worker {
     }
     String body = response.body();
     String reason =
-        "provider answered " + status + ": " + body.substring(0, Math.min(500, body.length()));
+        "provider answered " + status + ": " + excerpt(body);
     if (status == 408 || status == 429 || status >= 500) {
       Long retryAfter =
-          response
-              .headers()
-              .firstValue("Retry-After")
-              .filter(value -> value.matches("\\d+"))
-              .map(Long::valueOf)
-              .orElse(null);
+          response.headers().firstValue("Retry-After").map(Worker::retryAfterSeconds).orElse(null);
       return new Outcome("retry", reason, retryAfter);
     }
     return new Outcome("permanent", reason, null); // any other 4xx: will never succeed
+  }
+
+  /** The longest retryAfterSeconds claimq takes. */
+  static final long MAX_RETRY_AFTER_SECONDS = 86400;
+
+  /**
+   * The provider's Retry-After as claimq takes it: whole seconds, at most a day (however many
+   * digits the provider sent); null for anything else (an HTTP-date, garbage), so that claimq's
+   * own backoff applies.
+   */
+  static Long retryAfterSeconds(String header) {
+    String value = header.strip();
+    if (!value.matches("[0-9]+")) return null;
+    String digits = value.replaceFirst("^0+(?=.)", "");
+    return digits.length() > 6
+        ? MAX_RETRY_AFTER_SECONDS
+        : Math.min(Long.parseLong(digits), MAX_RETRY_AFTER_SECONDS);
+  }
+
+  /** The first 500 characters, never half a surrogate pair (which is not valid UTF-8). */
+  static String excerpt(String body) {
+    if (body.length() <= 500) return body;
+    return body.substring(0, Character.isHighSurrogate(body.charAt(499)) ? 499 : 500);
   }
 
   /**
@@ -315,7 +333,7 @@ public class Worker {
     String body = response.body();
     if (status != 200) {
       String reason =
-          "provider answered " + status + ": " + body.substring(0, Math.min(500, body.length()));
+          "provider answered " + status + ": " + excerpt(body);
       return new Outcome("retry", unsure + reason, null);
     }
     return new Outcome("done", text(field(body, "id")), null); // it did send, ref readable or not

@@ -122,13 +122,28 @@ async function send(item) {
     return { outcome: 'retry', error: `provider unreachable: ${error.cause?.code ?? error.name}` };
   }
   const text = await response.text();
-  if (response.ok) return { outcome: 'done', externalRef: JSON.parse(text).id };
-  const error = `provider answered ${response.status}: ${text.slice(0, 500)}`;
+  if (response.ok) return { outcome: 'done', externalRef: reference(JSON.parse(text).id) };
+  const error = `provider answered ${response.status}: ${excerpt(text)}`;
   if (response.status === 408 || response.status === 429 || response.status >= 500) {
-    const retryAfter = response.headers.get('Retry-After');
-    return { outcome: 'retry', error, retryAfterSeconds: /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined };
+    const retryAfter = response.headers.get('Retry-After')?.trim();
+    // claimq takes whole seconds up to a day; an HTTP-date or garbage leaves claimq's backoff.
+    const retryAfterSeconds = /^\d+$/.test(retryAfter ?? '')
+      ? Math.min(Number(retryAfter), MAX_RETRY_AFTER_SECONDS) : undefined;
+    return { outcome: 'retry', error, retryAfterSeconds };
   }
   return { outcome: 'permanent', error }; // any other 4xx: this request will never succeed
+}
+
+const MAX_RETRY_AFTER_SECONDS = 86400; // the longest retryAfterSeconds claimq takes
+
+/** The first 500 characters, cut between code points: half a surrogate pair is not valid UTF-8. */
+function excerpt(text) {
+  return Array.from(text.slice(0, 1000)).slice(0, 500).join('');
+}
+
+/** The provider's id as claimq's externalRef, which is a string: a numeric id as its digits. */
+function reference(id) {
+  return id == null ? undefined : typeof id === 'string' ? id : JSON.stringify(id);
 }
 
 /**
@@ -150,11 +165,11 @@ async function alreadySent(item) {
   const text = await response.text().catch(() => '');
   if (response.status === 404) return null;
   if (response.status !== 200) {
-    return { outcome: 'retry', error: `${unsure}provider answered ${response.status}: ${text.slice(0, 500)}` };
+    return { outcome: 'retry', error: `${unsure}provider answered ${response.status}: ${excerpt(text)}` };
   }
   let externalRef; // it did send, even if its reference is unreadable
   try {
-    externalRef = JSON.parse(text)?.id ?? undefined;
+    externalRef = reference(JSON.parse(text)?.id);
   } catch {}
   return { outcome: 'done', externalRef };
 }

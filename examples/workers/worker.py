@@ -42,6 +42,23 @@ def done(external_ref):
     return ("done", external_ref, None)
 
 
+MAX_RETRY_AFTER_SECONDS = 86400  # the longest retryAfterSeconds claimq takes
+
+
+def retry_after_seconds(header):
+    """The provider's Retry-After as claimq takes it: whole seconds, at most a day; None for
+    anything else (an HTTP-date, garbage), so that claimq's own backoff applies."""
+    header = header.strip()
+    if not (header.isascii() and header.isdigit()):
+        return None
+    return min(int(header), MAX_RETRY_AFTER_SECONDS)
+
+
+def reference(sent_id):
+    """The provider's id as claimq's externalRef, which is a string: a numeric id as its digits."""
+    return None if sent_id is None else sent_id if isinstance(sent_id, str) else json.dumps(sent_id)
+
+
 def retry(error, retry_after_seconds=None):
     return ("retry", error, retry_after_seconds)
 
@@ -113,12 +130,12 @@ def send(item):
                  **trace(item)})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return done(json.loads(response.read()).get("id"))
+            return done(reference(json.loads(response.read()).get("id")))
     except urllib.error.HTTPError as error:
         reason = "provider answered %d: %s" % (error.code, error.read(500).decode(errors="replace"))
         retry_after = error.headers.get("Retry-After", "")
         if error.code in (408, 429) or error.code >= 500:
-            return retry(reason, int(retry_after) if retry_after.isdigit() else None)
+            return retry(reason, retry_after_seconds(retry_after))
         return permanent(reason)  # any other 4xx: this request will never succeed
     except (urllib.error.URLError, OSError) as error:
         return retry("provider unreachable: %s" % error)
@@ -148,7 +165,7 @@ def already_sent(item):
     except (urllib.error.URLError, OSError) as error:
         return retry(unsure + str(error))
     try:
-        return done(json.loads(raw).get("id"))
+        return done(reference(json.loads(raw).get("id")))
     except (ValueError, AttributeError):
         return done(None)  # it did send; its reference is unreadable
 

@@ -81,7 +81,7 @@ else
       traceparent) sed -nE 's/.*,"traceparent": *(null|"([0-9a-f-]*)"), *"possiblySent": *(true|false),.*/\2/p' "$2" ;;
     esac
   }
-  provider_ref() { sed -nE 's/.*"id": *"([^"]*)".*/\1/p' "$1"; }
+  provider_ref() { sed -nE 's/.*"id": *("([^"]*)"|(-?[0-9][-+.eE0-9]*)).*/\2\3/p' "$1"; }
   # An alreadySent is claimq's own only when what follows it up to the answer's end is plain
   # top-level fields: one inside the payload is followed by the payload's closing brace.
   plain_fields="(, *\"[A-Za-z0-9_]+\": *($string_re|-?[0-9][-+.eE0-9]*|true|false|null))*"
@@ -91,6 +91,23 @@ else
 fi
 
 json_string() { printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+
+# The first 500 bytes of file $1 with what is not UTF-8 dropped, a character cut in half at the
+# end included: claimq refuses a reason that is not valid UTF-8. (iconv -c says so on stderr.)
+# Without iconv, every byte outside ASCII goes.
+if command -v iconv >/dev/null; then
+  excerpt() { head -c 500 "$1" | iconv -c -f UTF-8 -t UTF-8 2>/dev/null; }
+else
+  excerpt() { head -c 500 "$1" | LC_ALL=C tr -d '\200-\377'; }
+fi
+
+# The Retry-After in response headers on stdin as claimq takes it: whole seconds, at most 86400
+# (however many digits the provider sent); nothing for an HTTP-date or garbage, so that claimq's
+# own backoff applies.
+retry_after_seconds() {
+  tr -d '\r' | sed -nE 's/^[Rr]etry-[Aa]fter: *0*([0-9]+) *$/\1/p' | head -n 1 |
+    { read -r seconds && { [ "${#seconds}" -gt 5 ] || [ "$seconds" -gt 86400 ]; } && echo 86400 || echo "${seconds:-}"; }
+}
 
 # claimq PATH BODY [TIMEOUT [TRACEPARENT]]: prints the HTTP status (000: no answer); the body
 # lands in $tmp/answer.
@@ -174,11 +191,11 @@ send() {
     000) echo retry > "$tmp/outcome"; echo "provider unreachable or timed out" > "$tmp/detail" ;;
     408|429|5??)
       echo retry > "$tmp/outcome"
-      echo "provider answered $status: $(head -c 500 "$tmp/provider")" > "$tmp/detail"
-      tr -d '\r' < "$tmp/provider_headers" | sed -nE 's/^[Rr]etry-[Aa]fter: *([0-9]+)$/\1/p' > "$tmp/retry_after" ;;
+      echo "provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail"
+      retry_after_seconds < "$tmp/provider_headers" > "$tmp/retry_after" ;;
     *) # any other 4xx: this request will never succeed
       echo permanent > "$tmp/outcome"
-      echo "provider answered $status: $(head -c 500 "$tmp/provider")" > "$tmp/detail" ;;
+      echo "provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail" ;;
   esac
 }
 
@@ -200,7 +217,7 @@ already_sent() {
     000) echo retry > "$tmp/outcome"; echo "$unsure: provider unreachable or timed out" > "$tmp/detail" ;;
     *)
       echo retry > "$tmp/outcome"
-      echo "$unsure: provider answered $status: $(head -c 500 "$tmp/provider")" > "$tmp/detail" ;;
+      echo "$unsure: provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail" ;;
   esac
 }
 

@@ -84,8 +84,8 @@ class ConformanceKitTest {
     IGNORES_RETRY_AFTER(
         "reports-provider-failures",
         "drops the provider's Retry-After",
-        "int(retry_after) if retry_after.isdigit() else None",
-        "None"),
+        "retry(reason, retry_after_seconds(retry_after))",
+        "retry(reason, None)"),
     RETRIES_PERMANENT_ERRORS(
         "reports-provider-failures",
         "reports a 422 as retryable",

@@ -29,6 +29,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -167,6 +168,78 @@ class ReferenceWorkersTest extends AsAdmin {
     assertThat(item(slow).path("state").asText()).as("log:%n%s", run.log()).isEqualTo("done");
     assertThat(outcomes(slow)).as("heartbeats kept the one claim").containsExactly("done");
     assertThat(sends.get(key(slow)).path("accepted").asInt()).isEqualTo(1);
+  }
+
+  /**
+   * Provider answers that claimq would refuse if passed on as they came: a fail claimq answers 400
+   * is lost (the protocol says not to repeat it), and the item stays sending until its lease
+   * expires.
+   */
+  @ParameterizedTest
+  @EnumSource(Worker.class)
+  void a_worker_passes_on_odd_provider_answers_in_a_form_claimq_accepts(Worker worker)
+      throws Exception {
+    String queue = Api.uniqueQueue("odd-" + worker.name().toLowerCase().replace('_', '-'));
+    // A Retry-After of two days, beyond claimq's 86400 s: passed on as 86400.
+    String twoDays =
+        enqueue(
+            queue,
+            newItem("two-days", Map.of("failTimes", 1, "failStatus", 429, "retryAfter", 172800)));
+    // A Retry-After too large for a 64-bit integer: still a delay, so 86400 as well.
+    String huge =
+        enqueue(
+            queue, newItem("huge", Map.of("failTimes", 1, "retryAfter", "99999999999999999999")));
+    // A Retry-After that is no number of seconds: ignored, the computed backoff applies.
+    String date =
+        enqueue(
+            queue,
+            newItem("date", Map.of("failTimes", 1, "retryAfter", "Wed, 21 Oct 2015 07:28:00 GMT")));
+    // A body whose 500th character is an emoji: a cut at 500 bytes or UTF-16 units splits it.
+    String emoji =
+        enqueue(
+            queue,
+            newItem(
+                "emoji",
+                Map.of(
+                    "failTimes",
+                    1,
+                    "retryAfter",
+                    0,
+                    "failBody",
+                    "a".repeat(499) + "\uD83D\uDE00".repeat(10))));
+    // The provider's id as a JSON number: claimq's externalRef is a string.
+    String numeric = enqueue(queue, newItem("numeric", Map.of("numericId", true)));
+
+    Instant started = Instant.now();
+    Run run = runUntilExit(worker, queue, Map.of("CLAIMQ_EXIT_WHEN_EMPTY", "1"));
+
+    assertThat(run.exitCode).as("log:%n%s", run.log()).isZero();
+    for (String id : List.of(twoDays, huge)) {
+      JsonNode item = item(id);
+      assertThat(item.path("state").asText())
+          .as("item %s; log:%n%s", id, run.log())
+          .isEqualTo("pending");
+      assertThat(outcomes(id)).as("item %s", id).containsExactly("retry");
+      assertThat(Instant.parse(item.path("runAt").asText()))
+          .as("item %s waits the longest delay claimq takes", id)
+          .isAfter(started.plus(Duration.ofHours(23)))
+          .isBefore(Instant.now().plus(Duration.ofHours(25)));
+    }
+    JsonNode dated = item(date);
+    assertThat(dated.path("state").asText()).as("log:%n%s", run.log()).isIn("pending", "done");
+    assertThat(outcomes(date).get(0)).as("log:%n%s", run.log()).isEqualTo("retry");
+    if (dated.path("state").asText().equals("pending")) {
+      assertThat(Instant.parse(dated.path("runAt").asText()))
+          .as("the computed backoff, not a day")
+          .isBefore(Instant.now().plus(Duration.ofHours(1)));
+    }
+    assertThat(item(emoji).path("state").asText()).as("log:%n%s", run.log()).isEqualTo("done");
+    assertThat(outcomes(emoji)).as("log:%n%s", run.log()).containsExactly("retry", "done");
+    JsonNode sent = item(numeric);
+    assertThat(sent.path("state").asText()).as("log:%n%s", run.log()).isEqualTo("done");
+    assertThat(sent.path("externalRef").isTextual()).as("log:%n%s", run.log()).isTrue();
+    assertThat(sent.path("externalRef").asText())
+        .isEqualTo(providerRecord().get(key(numeric)).path("id").asText());
   }
 
   @ParameterizedTest
