@@ -492,14 +492,17 @@ public class Conformance {
           5,
           "reports-provider-failures",
           Level.BASIC,
-          "429 with Retry-After: fail with retryAfterSeconds; a permanent 4xx: retryable false");
+          "429 with Retry-After: fail with retryAfterSeconds, at most 86400; a permanent 4xx:"
+              + " retryable false");
     }
 
     void setUp(Run run) {
       Item busy = run.claimq.enqueue(Map.of("to", "busy@example.com"));
       Item invalid = run.claimq.enqueue(Map.of("to", "not an address"));
+      Item away = run.claimq.enqueue(Map.of("to", "away@example.com"));
       run.provider.script(busy.idempotencyKey, send -> Answer.tooManyRequests(7));
       run.provider.script(invalid.idempotencyKey, send -> Answer.unprocessable());
+      run.provider.script(away.idempotencyKey, send -> Answer.tooManyRequests(172800));
     }
 
     boolean settled(Run run) {
@@ -509,7 +512,8 @@ public class Conformance {
     Verdict judge(Run run) {
       Item busy = run.claimq.items().get(0);
       Item invalid = run.claimq.items().get(1);
-      for (Item item : List.of(busy, invalid)) {
+      Item away = run.claimq.items().get(2);
+      for (Item item : List.of(busy, invalid, away)) {
         int sends = run.provider.sendsOf(item.idempotencyKey).size();
         if (sends != 1) {
           return Verdict.fail("item %s was sent %d times, once expected", item.id, sends);
@@ -532,12 +536,21 @@ public class Conformance {
             "the provider answered 429 with Retry-After: 7; the fail said retryAfterSeconds %s",
             Json.write(retryAfter));
       }
+      Object capped = away.failure.get("retryAfterSeconds");
+      if (!(capped instanceof BigDecimal most) || most.compareTo(BigDecimal.valueOf(86400)) != 0) {
+        return Verdict.fail(
+            "the provider answered 429 with Retry-After: 172800; the fail said retryAfterSeconds %s,"
+                + " not claimq's maximum 86400",
+            Json.write(capped));
+      }
       if (!Boolean.FALSE.equals(invalid.failure.get("retryable"))) {
         return Verdict.fail(
             "the provider answered 422; the fail said retryable %s, not false",
             Json.write(invalid.failure.get("retryable")));
       }
-      return Verdict.pass("429 failed with retryAfterSeconds 7; 422 failed with retryable false");
+      return Verdict.pass(
+          "429 failed with retryAfterSeconds 7 (86400 for a Retry-After of 172800); 422 failed"
+              + " with retryable false");
     }
   }
 

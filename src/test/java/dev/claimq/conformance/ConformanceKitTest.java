@@ -86,6 +86,11 @@ class ConformanceKitTest {
         "drops the provider's Retry-After",
         "retry(reason, retry_after_seconds(retry_after))",
         "retry(reason, None)"),
+    PASSES_RETRY_AFTER_UNCAPPED(
+        "reports-provider-failures",
+        "passes a Retry-After of two days on as it came, which claimq refuses",
+        "min(int(header), MAX_RETRY_AFTER_SECONDS)",
+        "int(header)"),
     RETRIES_PERMANENT_ERRORS(
         "reports-provider-failures",
         "reports a 422 as retryable",
