@@ -109,7 +109,9 @@ class TracesTest extends AsAdmin {
         .body("state", equalTo("pending"));
     Response second = claim(id, Map.of("worker", "w2"));
     second.then().statusCode(200).body("attempts", equalTo(2));
-    // A stale fail still tells the trace what happened to the item: a refused report.
+    // A refused report still tells the trace what happened to the item: here the first claim's
+    // fail again, with another error (a different report; a repeat is told by the claim's own
+    // attempt, not by the item, which the second claim holds now).
     fail(id, Map.of("claimToken", first.path("claimToken"), "error", "late"))
         .then()
         .statusCode(409);
@@ -128,7 +130,7 @@ class TracesTest extends AsAdmin {
     List<SpanData> fails = trace.stream().filter(s -> s.getName().equals("claimq.fail")).toList();
     assertThat(fails)
         .extracting(s -> s.getAttributes().get(OUTCOME))
-        .containsExactlyInAnyOrder("changed", "stale_claim");
+        .containsExactlyInAnyOrder("changed", "different_report");
     for (SpanData failed : fails) {
       long attempt = "changed".equals(failed.getAttributes().get(OUTCOME)) ? 1 : 2;
       assertItemSpan(failed, agent, id, queue, attempt, failed.getAttributes().get(OUTCOME));
