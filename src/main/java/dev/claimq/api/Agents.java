@@ -14,6 +14,7 @@ import dev.claimq.security.Caller;
 import dev.claimq.security.Role;
 import dev.claimq.store.ItemState;
 import dev.claimq.store.NewItem;
+import dev.claimq.telemetry.LogText;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -126,7 +127,7 @@ public class Agents {
                           "Queue '"
                               + name
                               + "' has no item with dedupe key '"
-                              + Params.shorten(dedupeKey)
+                              + LogText.shortened(dedupeKey)
                               + "'.")));
     }
     throw new BadRequestException(

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import dev.claimq.telemetry.LogText;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.NotSupportedException;
@@ -164,7 +165,7 @@ public class AmbiguousRequests {
         throw new BadRequestException(
             name,
             "The query parameter '"
-                + Params.shorten(name)
+                + LogText.shortened(name)
                 + "' has no value: give it one, or leave it out.");
       }
     }
@@ -195,7 +196,7 @@ public class AmbiguousRequests {
         throw new BadRequestException(
             name,
             "The query parameter '"
-                + Params.shorten(name)
+                + LogText.shortened(name)
                 + "' is not one this call takes ("
                 + (takes.isEmpty() ? "it takes none" : "it takes " + String.join(", ", takes))
                 + "): check its spelling.");
@@ -214,7 +215,7 @@ public class AmbiguousRequests {
     } catch (IllegalArgumentException notAMediaType) {
       throw new NotSupportedException(
           "The Content-Type header '"
-              + Params.shorten(request.getHeaderString("Content-Type"))
+              + LogText.shortened(request.getHeaderString("Content-Type"))
               + "' is not a media type");
     }
   }

@@ -64,7 +64,7 @@ public class BodyEncoding {
     for (String coding : contentEncoding.split(",")) {
       if (!coding.isBlank() && !coding.strip().equalsIgnoreCase("identity")) {
         return "The body is sent with Content-Encoding '"
-            + LogText.oneLine(Params.shorten(contentEncoding.strip()))
+            + LogText.oneLine(LogText.shortened(contentEncoding.strip()))
             + "': this API takes no content coding. Send the body as it is, without"
             + " Content-Encoding (or with identity).";
       }
@@ -101,7 +101,7 @@ public class BodyEncoding {
       String charset = unquoted(parameter.substring(equals + 1).strip());
       if (!isUtf8(charset)) {
         return "The Content-Type header declares the charset '"
-            + LogText.oneLine(Params.shorten(charset))
+            + LogText.oneLine(LogText.shortened(charset))
             + "': this API reads UTF-8 only. Send the body as UTF-8, with charset=utf-8 or no"
             + " charset.";
       }
@@ -120,7 +120,9 @@ public class BodyEncoding {
     }
     return (contentType == null
             ? "The body is sent without a Content-Type"
-            : "The body is sent as '" + LogText.oneLine(Params.shorten(contentType.strip())) + "'")
+            : "The body is sent as '"
+                + LogText.oneLine(LogText.shortened(contentType.strip()))
+                + "'")
         + ": this endpoint reads application/json only. Send Content-Type: application/json.";
   }
 

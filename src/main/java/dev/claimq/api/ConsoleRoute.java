@@ -58,7 +58,7 @@ public class ConsoleRoute {
     }
     String detail =
         "The console's files are read with GET (or HEAD) only, not with "
-            + LogText.oneLine(Params.shorten(method.name()))
+            + LogText.oneLine(LogText.shortened(method.name()))
             + ".";
     LOG.debugf("405 Method Not Allowed: %s", detail);
     context

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import dev.claimq.telemetry.LogText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -87,7 +88,7 @@ final class EntityTags {
                 + "' must be * or a list of entity tags, such as \"7\" (the ETag a read"
                 + " answered): its value "
                 + "'"
-                + Params.shorten(value)
+                + LogText.shortened(value)
                 + "' is not.");
       }
       tags.add(new Tag(element.group(1) != null, element.group(2)));

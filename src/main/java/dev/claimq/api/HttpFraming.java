@@ -141,7 +141,7 @@ public class HttpFraming {
           "about:blank",
           "Not Implemented",
           "The body is sent with the transfer coding '"
-              + LogText.oneLine(Params.shorten(coding))
+              + LogText.oneLine(LogText.shortened(coding))
               + "', which is not implemented here: send it chunked alone, or with a"
               + " Content-Length.");
     } else if (expectation != null) {
@@ -151,7 +151,7 @@ public class HttpFraming {
           "about:blank",
           "Expectation Failed",
           "The Expect header asks for '"
-              + LogText.oneLine(Params.shorten(expectation))
+              + LogText.oneLine(LogText.shortened(expectation))
               + "': only 100-continue is met here. Send the request without it.");
     } else {
       return false;
@@ -338,7 +338,7 @@ public class HttpFraming {
     if (codings.isEmpty()) {
       return null;
     }
-    String declared = LogText.oneLine(Params.shorten(String.join(", ", codings)));
+    String declared = LogText.oneLine(LogText.shortened(String.join(", ", codings)));
     if (!codings.get(codings.size() - 1).equals("chunked")) {
       return "The Transfer-Encoding '"
           + declared

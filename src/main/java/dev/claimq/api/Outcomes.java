@@ -5,6 +5,7 @@ import dev.claimq.queue.Outcome;
 import dev.claimq.store.Item;
 import dev.claimq.store.ItemState;
 import dev.claimq.telemetry.ItemLog;
+import dev.claimq.telemetry.LogText;
 import java.time.Duration;
 import java.util.Set;
 
@@ -129,7 +130,7 @@ final class Outcomes {
               : "Item "
                   + item.id
                   + " was failed by this claim with another report (its lastError is '"
-                  + Params.shorten(String.valueOf(item.lastError))
+                  + LogText.shortened(String.valueOf(item.lastError))
                   + "'): a repeated fail must carry the same error and sent, give no other"
                   + " retryAfterSeconds than the first, and not be retryable false after a first"
                   + " that retried. The first report stands.";

@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import dev.claimq.queue.Outcome;
 import dev.claimq.store.ItemState;
+import dev.claimq.telemetry.LogText;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -76,7 +77,7 @@ final class Params {
   static String queue(String name) {
     if (name == null || !QUEUE.matcher(name).matches()) {
       throw new BadRequestException(
-          "queue", "Queue name '" + shorten(name) + "' " + QUEUE_NAME_RULE + ".");
+          "queue", "Queue name '" + LogText.shortened(name) + "' " + QUEUE_NAME_RULE + ".");
     }
     return name;
   }
@@ -84,7 +85,7 @@ final class Params {
   /** Item ids are opaque to clients: anything that is not one of ours names no item. */
   static long itemId(String id) {
     if (id == null || !ID.matcher(id).matches()) {
-      throw new Outcomes.RefusedException(Outcome.NOT_FOUND, shorten(id), null);
+      throw new Outcomes.RefusedException(Outcome.NOT_FOUND, LogText.shortened(id), null);
     }
     return Long.parseLong(id);
   }
@@ -105,7 +106,7 @@ final class Params {
               .map(ItemState::wireName)
               .collect(Collectors.joining(", "));
       throw new BadRequestException(
-          "state", "State '" + shorten(name) + "' is not one of: " + valid + ".");
+          "state", "State '" + LogText.shortened(name) + "' is not one of: " + valid + ".");
     }
     return state;
   }
@@ -122,7 +123,7 @@ final class Params {
       return true;
     }
     throw new BadRequestException(
-        field, "'" + field + "' must be true or false, not '" + shorten(value) + "'.");
+        field, "'" + field + "' must be true or false, not '" + LogText.shortened(value) + "'.");
   }
 
   /**
@@ -149,7 +150,7 @@ final class Params {
           "'"
               + field
               + "' must be an ISO 8601 duration such as PT24H, not '"
-              + shorten(value)
+              + LogText.shortened(value)
               + "'.");
     }
     if (duration.isNegative() || duration.isZero() || duration.getNano() != 0) {
@@ -158,7 +159,8 @@ final class Params {
     }
     if (duration.compareTo(max) > 0) {
       throw new BadRequestException(
-          field, "'" + field + "' must be at most " + max + ", not '" + shorten(value) + "'.");
+          field,
+          "'" + field + "' must be at most " + max + ", not '" + LogText.shortened(value) + "'.");
     }
     // One spelling per value, the one it is answered in: Duration.parse also reads pt24h, P1D,
     // PT86400S or -PT-24H, which, stored as seconds, would come back as PT24H, not as sent.
@@ -170,7 +172,7 @@ final class Params {
               + "' must be written as "
               + duration
               + ", not '"
-              + shorten(value)
+              + LogText.shortened(value)
               + "': hours, minutes and seconds (PTnHnMnS), minutes and seconds under 60, without"
               + " the parts that are 0.");
     }
@@ -190,7 +192,11 @@ final class Params {
     }
     throw new BadRequestException(
         "limit",
-        "limit must be a whole number from 1 to " + maxLimit + ", got '" + shorten(value) + "'.");
+        "limit must be a whole number from 1 to "
+            + maxLimit
+            + ", got '"
+            + LogText.shortened(value)
+            + "'.");
   }
 
   /**
@@ -211,14 +217,14 @@ final class Params {
             field
                 + " names a leap second (second 60): RFC 3339 allows one, but times here are kept"
                 + " without leap seconds, so it is not accepted; send a second from 00 to 59; got '"
-                + shorten(value)
+                + LogText.shortened(value)
                 + "'.");
       }
       throw new BadRequestException(
           field,
           field
               + " must be an RFC 3339 timestamp with an offset, such as 2026-11-30T09:00:00Z; got '"
-              + shorten(value)
+              + LogText.shortened(value)
               + "'.");
     }
     if (instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
@@ -230,7 +236,7 @@ final class Params {
               + " to "
               + LATEST
               + "; got '"
-              + shorten(value)
+              + LogText.shortened(value)
               + "'.");
     }
     if (instant.getNano() % 1000 != 0) {
@@ -238,7 +244,7 @@ final class Params {
           field,
           field
               + " has more precision than the microseconds that are stored; got '"
-              + shorten(value)
+              + LogText.shortened(value)
               + "'.");
     }
     return instant;
@@ -366,15 +372,5 @@ final class Params {
     }
     throw new BadRequestException(
         "cursor", "cursor is not one this service issued: pass nextCursor from a previous page.");
-  }
-
-  static String shorten(String value) {
-    if (value == null) {
-      return "";
-    }
-    // 80 characters, never cut between the two UTF-16 units of one.
-    return value.codePointCount(0, value.length()) <= 80
-        ? value
-        : value.substring(0, value.offsetByCodePoints(0, 80)) + "…";
   }
 }

@@ -305,7 +305,7 @@ public class ProblemMappers {
     return sent == null
         ? "Send the body as application/json, with Content-Type: application/json."
         : "The Content-Type header '"
-            + LogText.oneLine(Params.shorten(sent))
+            + LogText.oneLine(LogText.shortened(sent))
             + "' is not application/json: send the body as application/json.";
   }
 

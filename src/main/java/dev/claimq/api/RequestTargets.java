@@ -56,7 +56,7 @@ public class RequestTargets {
     if (path != null && path.indexOf(';') >= 0) {
       return invalid(
           "The path '"
-              + LogText.oneLine(Params.shorten(path))
+              + LogText.oneLine(LogText.shortened(path))
               + "' has a ';': no path of this API takes parameters after one (matrix parameters),"
               + " which would be dropped, not read. Send filters as query parameters.",
           null);
@@ -64,7 +64,7 @@ public class RequestTargets {
     if (path != null && decoded(path, false) == null) {
       return invalid(
           "The path '"
-              + LogText.oneLine(Params.shorten(path))
+              + LogText.oneLine(LogText.shortened(path))
               + "' is not UTF-8 text once percent-decoded: "
               + HOW,
           null);
@@ -83,12 +83,12 @@ public class RequestTargets {
         String rawName = equals < 0 ? pair : pair.substring(0, equals);
         String name = decoded(rawName, true);
         if (name == null || equals >= 0 && decoded(pair.substring(equals + 1), true) == null) {
-          String named = LogText.oneLine(Params.shorten(name == null ? rawName : name));
+          String named = LogText.oneLine(LogText.shortened(name == null ? rawName : name));
           String detail =
               "The query parameter '"
                   + named
                   + "' is not UTF-8 text once percent-decoded ('"
-                  + LogText.oneLine(Params.shorten(pair))
+                  + LogText.oneLine(LogText.shortened(pair))
                   + "'): "
                   + HOW;
           return invalid(detail, new Problem.FieldError(named, detail));

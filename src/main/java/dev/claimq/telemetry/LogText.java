@@ -7,6 +7,16 @@ package dev.claimq.telemetry;
 public final class LogText {
   private LogText() {}
 
+  /** At most 80 characters of value, never cut between the two UTF-16 units of one; "" for null. */
+  public static String shortened(String value) {
+    if (value == null) {
+      return "";
+    }
+    return value.codePointCount(0, value.length()) <= 80
+        ? value
+        : value.substring(0, value.offsetByCodePoints(0, 80)) + "…";
+  }
+
   public static String oneLine(String text) {
     if (text == null) {
       return null;

@@ -76,6 +76,7 @@ public class MetricsScrape {
     String format = format(context.parsedHeaders().accept());
     if (format == null) {
       String sent = String.join(", ", context.request().headers().getAll(HttpHeaders.ACCEPT));
+      // The API's 406 as written out (its Problem is a layer above this one), quoting alike.
       context
           .response()
           .setStatusCode(406)
@@ -94,10 +95,9 @@ public class MetricsScrape {
 
   /** The 406's detail: the formats there are, and the Accept header that takes neither. */
   static String notAcceptable(String sent) {
-    String shown = sent.length() > 200 ? sent.substring(0, 200) + "…" : sent;
     return "The metrics are served as application/openmetrics-text or as text/plain (the"
         + " Prometheus text format), and the Accept header '"
-        + shown.replaceAll("\\p{Cntrl}", "?")
+        + LogText.oneLine(LogText.shortened(sent))
         + "' takes neither: accept one of them (or */*), or send no Accept header.";
   }
 

@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.claimq.PlainHttp;
+import dev.claimq.api.AcceptableAnswers;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -92,6 +93,17 @@ class MetricsScrapeTest {
           .contains("text/plain")
           .contains("'" + accept + "'");
     }
+  }
+
+  @Test
+  void a_long_accept_is_quoted_as_the_api_quotes_it() {
+    // Cut after 80 characters, on one line: as the API's own 406 says it.
+    String accept = "application/json, image/" + "x".repeat(300);
+    Response response = scrape(accept);
+    assertThat(response.statusCode()).isEqualTo(406);
+    assertThat(response.<String>path("detail"))
+        .contains("Accept header " + AcceptableAnswers.quoted(accept) + " takes neither")
+        .doesNotContain("x".repeat(100));
   }
 
   @Test
