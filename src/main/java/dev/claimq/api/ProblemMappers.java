@@ -18,13 +18,16 @@ import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.ElementKind;
 import jakarta.validation.Path;
+import jakarta.ws.rs.NotAllowedException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 import java.lang.reflect.Method;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
 import org.jboss.logging.Logger;
@@ -254,6 +257,26 @@ public class ProblemMappers {
           + ").";
     }
     return "The body is not valid JSON.";
+  }
+
+  /** A 405 names the methods the resource takes, in its Allow header and its detail. */
+  @ServerExceptionMapper
+  public RestResponse<Problem> notAllowed(NotAllowedException e, UriInfo uri) {
+    Set<String> allowed = AllowedMethods.at(uri.getPath());
+    if (allowed.isEmpty()) {
+      return http(e, null);
+    }
+    String methods = String.join(", ", allowed);
+    RestResponse<Problem> problem =
+        problem(
+            405,
+            "about:blank",
+            "Method Not Allowed",
+            "This resource takes " + methods + " only; see /q/swagger-ui for the API.",
+            null);
+    return RestResponse.ResponseBuilder.fromResponse(problem)
+        .header(HttpHeaders.ALLOW, methods)
+        .build();
   }
 
   @ServerExceptionMapper

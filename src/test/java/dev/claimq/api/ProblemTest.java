@@ -2,16 +2,26 @@ package dev.claimq.api;
 
 import static dev.claimq.Api.problem;
 import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.AsAdmin;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** Errors that come from HTTP itself are problem+json too, and give nothing away. */
@@ -24,8 +34,48 @@ class ProblemTest extends AsAdmin {
   }
 
   @Test
-  void a_wrong_method_is_a_405_problem() {
-    problem(given().delete("/v1/queues/emails/items"), 405, "about:blank");
+  void a_wrong_method_is_a_405_problem_that_says_what_is_allowed() {
+    // RFC 9110, 15.5.6: a 405 names the methods the resource takes; it named none.
+    problem(given().delete("/v1/queues/emails/items"), 405, "about:blank")
+        .header("Allow", "OPTIONS, POST")
+        .body("detail", containsString("OPTIONS, POST"));
+    problem(given().post("/v1/items/x/attempts"), 405, "about:blank")
+        .header("Allow", "GET, HEAD, OPTIONS");
+    // What the Allow header promises is answered.
+    given().options("/v1/items/x/attempts").then().statusCode(200);
+  }
+
+  @Test
+  void every_path_of_the_document_names_its_methods_in_a_405() throws Exception {
+    JsonNode paths =
+        new ObjectMapper()
+            .readTree(given().queryParam("format", "json").get("/q/openapi").asString())
+            .get("paths");
+    List<String> wrong = new ArrayList<>();
+    for (Map.Entry<String, JsonNode> path : paths.properties()) {
+      Set<String> documented = new TreeSet<>();
+      path.getValue()
+          .fieldNames()
+          .forEachRemaining(m -> documented.add(m.toUpperCase(Locale.ROOT)));
+      documented.retainAll(Set.of("GET", "PUT", "POST", "DELETE", "PATCH"));
+      if (documented.contains("GET")) {
+        documented.add("HEAD");
+      }
+      documented.add("OPTIONS");
+      String method =
+          Stream.of("PATCH", "DELETE", "PUT", "POST")
+              .filter(m -> !documented.contains(m))
+              .findFirst()
+              .orElseThrow();
+      String concrete = path.getKey().replaceAll("\\{[^}]+}", "x");
+      Response response = given().request(method, concrete);
+      String allow = response.header("Allow");
+      if (response.statusCode() != 405 || !String.join(", ", documented).equals(allow)) {
+        wrong.add(method + " " + concrete + ": " + response.statusCode() + ", Allow " + allow);
+      }
+    }
+    assertThat(paths.size()).isGreaterThan(20);
+    assertThat(wrong).isEmpty();
   }
 
   @Test
