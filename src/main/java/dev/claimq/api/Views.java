@@ -27,6 +27,12 @@ public final class Views {
   public record BatchResultView(
       @Schema(description = "What the single call would have answered: 200, 201, 404, 409, 422.")
           int status,
+      @Schema(
+              description =
+                  "When the entry did not succeed, the problem type the single call would have"
+                      + " answered (a 409 may be a stale claim or a different report, say).",
+              examples = "https://claimq.dev/problems/stale-claim")
+          String type,
       @Schema(description = "The item, when the entry succeeded.") ItemView item,
       @Schema(description = "Why not, when it did not.") String detail) {
 
@@ -34,8 +40,9 @@ public final class Views {
     static BatchResultView of(Answer answer, String id) {
       Outcomes.Status status = Outcomes.of(answer.outcome());
       return status.refusal()
-          ? new BatchResultView(status.code(), null, Outcomes.detail(answer, id))
-          : new BatchResultView(status.code(), ItemView.of(answer.item()), null);
+          ? new BatchResultView(
+              status.code(), Problem.TYPE_BASE + status.slug(), null, Outcomes.detail(answer, id))
+          : new BatchResultView(status.code(), null, ItemView.of(answer.item()), null);
     }
   }
 

@@ -47,6 +47,8 @@ class BatchTest extends AsAdmin {
     response.then().statusCode(200);
     assertThat(response.<List<Integer>>path("results.status"))
         .containsExactly(201, 201, 200, 422, 200, 422);
+    assertThat(response.<String>path("results[3].type"))
+        .isEqualTo("https://claimq.dev/problems/dedupe-key-reused");
     assertThat(response.<String>path("results[2].item.id"))
         .isEqualTo(response.path("results[0].item.id"));
     assertThat(response.<String>path("results[4].item.id")).isEqualTo(existing);
@@ -377,6 +379,15 @@ class BatchTest extends AsAdmin {
     // The last entry completes a's claim again without its externalRef: a different report.
     assertThat(response.<List<Integer>>path("results.status"))
         .containsExactly(200, 200, 409, 404, 409);
+    // Each refusal names its problem type, as the single call's problem does: two kinds of 409.
+    String problems = "https://claimq.dev/problems/";
+    assertThat(response.<List<String>>path("results.type"))
+        .containsExactly(
+            null,
+            null,
+            problems + "stale-claim",
+            problems + "item-not-found",
+            problems + "different-report");
     assertThat(response.<String>path("results[4].detail")).contains("must carry the same");
     assertThat(response.<String>path("results[0].item.externalRef")).isEqualTo("ref-a");
     dev.claimq.Api.item(c).then().body("state", equalTo("sending"));
