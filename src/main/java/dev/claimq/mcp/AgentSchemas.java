@@ -38,7 +38,8 @@ public final class AgentSchemas {
              %s,
              %s,
              "payload": {"description": "Any JSON value but null: what the worker needs to do the\
-           work. Numbers are kept exactly as written."},
+           work. Numbers keep their digits (1.50 stays 1.50; -0 is stored as 0); object keys come\
+           back in the store's order."},
              "runAt": {"type": "string", "format": "date-time", "maxLength": 64,
                "description": "RFC 3339 time before which it is not done, e.g.\
            2026-11-30T09:00:00Z; omit for now."},
