@@ -31,7 +31,7 @@ public class ContractFilter implements OASFilter {
 
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
-    openAPI.getComponents().getSchemas().values().forEach(ContractFilter::enumerateNull);
+    openAPI.getComponents().getSchemas().values().forEach(ContractFilter::admitNull);
     for (Map.Entry<String, PathItem> path : openAPI.getPaths().getPathItems().entrySet()) {
       if (!path.getKey().startsWith("/v1/")) {
         continue;
@@ -74,12 +74,25 @@ public class ContractFilter implements OASFilter {
   }
 
   /**
-   * A nullable value with an enumeration has null among its values: in JSON Schema 2020-12 the
-   * enumeration applies to null too, so {@code type: [string, "null"]} alone still refuses it.
+   * A nullable value takes null by every keyword that constrains it. With an enumeration, null is
+   * among its values: in JSON Schema 2020-12 the enumeration applies to null too, so {@code type:
+   * [string, "null"]} alone still refuses it. A nullable reference ({@code anyOf: [$ref, null]})
+   * has null in its type too: the extension sometimes leaves it {@code type: object}, which refuses
+   * the null the anyOf takes.
    */
-  private static void enumerateNull(Schema schema) {
+  private static void admitNull(Schema schema) {
     if (schema == null) {
       return;
+    }
+    if (schema.getAnyOf() != null
+        && schema.getType() != null
+        && !schema.getType().contains(Schema.SchemaType.NULL)
+        && schema.getAnyOf().stream()
+            .anyMatch(
+                member ->
+                    member.getType() != null
+                        && member.getType().equals(java.util.List.of(Schema.SchemaType.NULL)))) {
+      schema.addType(Schema.SchemaType.NULL);
     }
     if (schema.getEnumeration() != null
         && schema.getType() != null
@@ -91,9 +104,9 @@ public class ContractFilter implements OASFilter {
       schema.setEnumeration(values);
     }
     if (schema.getProperties() != null) {
-      schema.getProperties().values().forEach(ContractFilter::enumerateNull);
+      schema.getProperties().values().forEach(ContractFilter::admitNull);
     }
-    enumerateNull(schema.getItems());
+    admitNull(schema.getItems());
   }
 
   /** 2xx first, then the rest by status. */

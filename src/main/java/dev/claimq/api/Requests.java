@@ -17,8 +17,10 @@ import org.hibernate.validator.constraints.CodePointLength;
 /**
  * Request bodies, validated before any of them reaches a service. A field with a default may be
  * left out but not sent as null (StrictJson.NullRefused): null is not documented for it, and read
- * as absent it took a default the client did not ask for. Only a Policy's settings take null as
- * their default, as documented.
+ * as absent it took a default the client did not ask for. A field without one (a worker's name, an
+ * externalRef, a filter) takes null as "none", as left out, and is typed nullable in the document;
+ * so do a Policy's settings, null being the service's default. NullableFieldsTest holds the two
+ * together.
  */
 public final class Requests {
   private Requests() {}
@@ -84,6 +86,7 @@ public final class Requests {
   @Schema(name = "ClaimRequest")
   public record Claim(
       @Schema(
+              nullable = true,
               description = "A name for the claiming worker, shown to operators.",
               examples = "mailer-1",
               maxLength = 200)
@@ -98,6 +101,7 @@ public final class Requests {
   @Schema(name = "ClaimNextRequest")
   public record ClaimNext(
       @Schema(
+              nullable = true,
               description = "A name for the claiming worker, shown to operators.",
               examples = "mailer-1",
               maxLength = 200)
@@ -128,6 +132,7 @@ public final class Requests {
   @Schema(name = "ClaimBatchRequest")
   public record ClaimBatch(
       @Schema(
+              nullable = true,
               description = "A name for the claiming worker, shown to operators.",
               examples = "mailer-1",
               maxLength = 200)
@@ -162,7 +167,7 @@ public final class Requests {
       @Schema(examples = "4711", maxLength = 20) @NotBlank @CodePointLength(max = 20) String id,
       @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
           String claimToken,
-      @Schema(maxLength = 500) @CodePointLength(max = 500) String externalRef) {}
+      @Schema(nullable = true, maxLength = 500) @CodePointLength(max = 500) String externalRef) {}
 
   @Schema(name = "CompleteBatchRequest")
   public record CompleteBatch(
@@ -186,7 +191,7 @@ public final class Requests {
           @Pattern(regexp = "no|unknown", message = "must be no or unknown")
           @JsonDeserialize(using = StrictJson.NullRefused.class)
           String sent,
-      @Min(0) @Max(86_400) Long retryAfterSeconds) {}
+      @Schema(nullable = true) @Min(0) @Max(86_400) Long retryAfterSeconds) {}
 
   @Schema(name = "FailBatchRequest")
   public record FailBatch(
@@ -197,12 +202,13 @@ public final class Requests {
       @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
           String claimToken,
       @Schema(
+              nullable = true,
               description = "The provider's reference for the send, e.g. a message id.",
               examples = "msg_0193",
               maxLength = 500)
           @CodePointLength(max = 500)
           String externalRef,
-      @Schema(description = NEXT_DESCRIPTION) @Valid Next next) {}
+      @Schema(nullable = true, description = NEXT_DESCRIPTION) @Valid Next next) {}
 
   static final String NEXT_DESCRIPTION =
       "Also claim the queue's next due item, answered as next in the same response (null when"
@@ -216,6 +222,7 @@ public final class Requests {
               + " it; {} takes every default.")
   public record Next(
       @Schema(
+              nullable = true,
               description = "A name for the claiming worker, shown to operators.",
               examples = "mailer-1",
               maxLength = 200)
@@ -272,17 +279,20 @@ public final class Requests {
           @Pattern(regexp = "no|unknown", message = "must be no or unknown")
           @JsonDeserialize(using = StrictJson.NullRefused.class)
           String sent,
-      @Schema(description = "The provider's Retry-After: replaces the computed backoff.")
+      @Schema(
+              nullable = true,
+              description = "The provider's Retry-After: replaces the computed backoff.")
           @Min(0)
           @Max(86_400)
           Long retryAfterSeconds,
-      @Schema(description = NEXT_DESCRIPTION) @Valid Next next) {}
+      @Schema(nullable = true, description = NEXT_DESCRIPTION) @Valid Next next) {}
 
   @Schema(
       name = "BulkRequest",
       description = "Which items an operator's retry or cancel of many means, and how many.")
   public record Bulk(
       @Schema(
+              nullable = true,
               description = "Only this queue; omit for every queue the key may use.",
               maxLength = 64)
           @CodePointLength(max = 64)
@@ -296,12 +306,14 @@ public final class Requests {
           @JsonDeserialize(using = StrictJson.NullRefused.class)
           String state,
       @Schema(
+              nullable = true,
               description = "Only items whose last error contains this text, in any case.",
               minLength = 1,
               maxLength = 500)
           @CodePointLength(min = 1, max = 500)
           String reason,
       @Schema(
+              nullable = true,
               type = SchemaType.STRING,
               format = "date-time",
               description = "Only items last changed at or after this RFC 3339 time.",
@@ -309,6 +321,7 @@ public final class Requests {
           @CodePointLength(max = 64)
           String updatedAfter,
       @Schema(
+              nullable = true,
               type = SchemaType.STRING,
               format = "date-time",
               description = "Only items last changed before this RFC 3339 time.",
@@ -324,6 +337,7 @@ public final class Requests {
           @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer limit,
       @Schema(
+              nullable = true,
               description = PREVIEW_TAG_DESCRIPTION,
               pattern = "^" + PREVIEW_TAG + "$",
               minLength = 32,
@@ -357,12 +371,14 @@ public final class Requests {
   @Schema(name = "ResolveRequest")
   public record Resolve(
       @Schema(
+              nullable = true,
               description = "The provider's reference for the send, when known.",
               examples = "msg_0193",
               maxLength = 500)
           @CodePointLength(max = 500)
           String externalRef,
       @Schema(
+              nullable = true,
               description = "Why, for the record: e.g. what the provider said.",
               examples = "Provider confirms delivery of msg_0193.",
               maxLength = 2_000)
@@ -372,6 +388,7 @@ public final class Requests {
   @Schema(name = "ApproveRequest")
   public record Approve(
       @Schema(
+              nullable = true,
               description = "Why, for the record, kept in the item's actions.",
               examples = "Checked with the customer.",
               maxLength = 2_000)
@@ -395,11 +412,13 @@ public final class Requests {
       description = "Which held items an operator's approval of many means, and how many.")
   public record BulkApprove(
       @Schema(
+              nullable = true,
               description = "Only this queue; omit for every queue the key may use.",
               maxLength = 64)
           @CodePointLength(max = 64)
           String queue,
       @Schema(
+              nullable = true,
               type = SchemaType.STRING,
               format = "date-time",
               description = "Only items held since at or after this RFC 3339 time.",
@@ -407,6 +426,7 @@ public final class Requests {
           @CodePointLength(max = 64)
           String updatedAfter,
       @Schema(
+              nullable = true,
               type = SchemaType.STRING,
               format = "date-time",
               description = "Only items held since before this RFC 3339 time.",
@@ -422,6 +442,7 @@ public final class Requests {
           @JsonDeserialize(using = StrictJson.NullRefused.class)
           Integer limit,
       @Schema(
+              nullable = true,
               description = PREVIEW_TAG_DESCRIPTION,
               pattern = "^" + PREVIEW_TAG + "$",
               minLength = 32,
@@ -435,11 +456,13 @@ public final class Requests {
           "Which held items an operator's rejection of many means, how many, and why not.")
   public record BulkReject(
       @Schema(
+              nullable = true,
               description = "Only this queue; omit for every queue the key may use.",
               maxLength = 64)
           @CodePointLength(max = 64)
           String queue,
       @Schema(
+              nullable = true,
               type = SchemaType.STRING,
               format = "date-time",
               description = "Only items held since at or after this RFC 3339 time.",
@@ -447,6 +470,7 @@ public final class Requests {
           @CodePointLength(max = 64)
           String updatedAfter,
       @Schema(
+              nullable = true,
               type = SchemaType.STRING,
               format = "date-time",
               description = "Only items held since before this RFC 3339 time.",
@@ -471,6 +495,7 @@ public final class Requests {
           @CodePointLength(max = 2_000)
           String reason,
       @Schema(
+              nullable = true,
               description = PREVIEW_TAG_DESCRIPTION,
               pattern = "^" + PREVIEW_TAG + "$",
               minLength = 32,
@@ -482,32 +507,37 @@ public final class Requests {
       name = "PolicyRequest",
       description = "A queue's settings; a setting left out (or null) is the service's default.")
   public record Policy(
-      @Schema(description = "Attempts an item gets when its enqueue does not say.")
+      @Schema(nullable = true, description = "Attempts an item gets when its enqueue does not say.")
           @Min(1)
           @Max(100)
           Integer maxAttempts,
-      @Schema(description = "A claim's lease when the worker does not say.")
+      @Schema(nullable = true, description = "A claim's lease when the worker does not say.")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
           Integer leaseSeconds,
       @Schema(
+              nullable = true,
               description =
                   "Leases expired in a row after which an item is failed as a crash loop.")
           @Min(1)
           @Max(100)
           Integer crashLoopAfter,
       @Schema(
+              nullable = true,
               description =
                   "After an attempt that may have sent (an intent, then no complete): retry, with"
                       + " the next claim saying possiblySent, or hold, failed for a human.",
               enumeration = {"retry", "hold"})
           @Pattern(regexp = "retry|hold", message = "must be retry or hold")
           String onUnknownOutcome,
-      @Schema(description = "Releases (claims handed back unused) allowed per item.")
+      @Schema(
+              nullable = true,
+              description = "Releases (claims handed back unused) allowed per item.")
           @Min(0)
           @Max(1_000)
           Integer maxReleases,
       @Schema(
+              nullable = true,
               description =
                   "How long the provider remembers an idempotency key, as an ISO 8601 duration"
                       + " (Stripe: PT24H), from PT1S to PT87600H (3,650 days), written as it is"
@@ -520,6 +550,7 @@ public final class Requests {
           @CodePointLength(max = 40)
           String providerKeyTtl,
       @Schema(
+              nullable = true,
               description =
                   "The first retry's delay in seconds; it doubles on each further one. At most"
                       + " the cap (the service's, when backoffCapSeconds is left out).")
@@ -527,6 +558,7 @@ public final class Requests {
           @Max(86_400)
           Integer backoffBaseSeconds,
       @Schema(
+              nullable = true,
               description =
                   "The longest delay between two attempts, in seconds; at least the base (the"
                       + " service's, when backoffBaseSeconds is left out).")
@@ -534,6 +566,7 @@ public final class Requests {
           @Max(604_800)
           Integer backoffCapSeconds,
       @Schema(
+              nullable = true,
               description =
                   "New items wait in state held, unclaimable, until an operator approves"
                       + " (pending) or rejects (cancelled) each one. Off when left out.")

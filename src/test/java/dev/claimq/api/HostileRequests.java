@@ -137,8 +137,18 @@ final class HostileRequests {
   /** One field of a request body: where it sits, its schema, and its level's required fields. */
   record Field(List<Object> path, String name, JsonNode spec, Set<String> requiredHere) {
     String kind() {
-      String type = spec.path("type").asText("");
+      String type = typeOf(spec);
       return type.isEmpty() ? "json" : type;
+    }
+
+    /** The document types it with null: sent as null, it is taken as left out. */
+    boolean nullable() {
+      for (JsonNode type : spec.path("type")) {
+        if (type.asText().equals("null")) {
+          return true;
+        }
+      }
+      return false;
     }
 
     boolean required() {
@@ -433,7 +443,7 @@ final class HostileRequests {
       default:
         break;
     }
-    String type = spec.path("type").asText("");
+    String type = typeOf(spec);
     return switch (type) {
       case "string" ->
           spec.has("enum")
@@ -578,7 +588,7 @@ final class HostileRequests {
         edit(WRONG_TYPE, field, "as an array", base -> Json.listOf(1));
       }
       edit(WRONG_TYPE, field, "as an object", base -> new Json.Obj());
-      if (field.required() || field.hasDefault()) {
+      if (!field.nullable()) {
         edit(WRONG_TYPE, field, "as null", base -> null);
       }
     }
@@ -1508,10 +1518,10 @@ final class HostileRequests {
       List<Object> path = append(at, property.getKey());
       fields.add(new Field(path, property.getKey(), spec, required));
       JsonNode items = resolve(spec.path("items"));
-      if (spec.path("type").asText().equals("array") && items.has("properties")) {
+      if (typeOf(spec).equals("array") && items.has("properties")) {
         fields.addAll(fields(items, append(path, 0)));
       }
-      if (spec.path("type").asText().equals("object") && spec.has("properties")) {
+      if (typeOf(spec).equals("object") && spec.has("properties")) {
         fields.addAll(fields(spec, path)); // e.g. complete's next: its own fields, one by one
       }
     }
@@ -1530,6 +1540,20 @@ final class HostileRequests {
     schema.properties().forEach(property -> resolved.set(property.getKey(), property.getValue()));
     resolved.remove("$ref");
     return resolved;
+  }
+
+  /** A schema's type other than null ({@code type: [string, "null"]} is a string); "" if none. */
+  static String typeOf(JsonNode spec) {
+    JsonNode type = spec.path("type");
+    if (type.isArray()) {
+      for (JsonNode member : type) {
+        if (!member.asText().equals("null")) {
+          return member.asText();
+        }
+      }
+      return "";
+    }
+    return type.asText("");
   }
 
   static List<Object> append(List<Object> path, Object step) {
