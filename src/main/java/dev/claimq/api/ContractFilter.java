@@ -31,7 +31,7 @@ public class ContractFilter implements OASFilter {
 
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
-    openAPI.getComponents().getSchemas().values().forEach(ContractFilter::admitNull);
+    openAPI.getComponents().getSchemas().values().forEach(ContractFilter::asTheServiceReads);
     for (Map.Entry<String, PathItem> path : openAPI.getPaths().getPathItems().entrySet()) {
       if (!path.getKey().startsWith("/v1/")) {
         continue;
@@ -73,6 +73,22 @@ public class ContractFilter implements OASFilter {
     }
   }
 
+  /** A schema, its properties and its items, as the service reads what they describe. */
+  private static void asTheServiceReads(Schema schema) {
+    if (schema == null) {
+      return;
+    }
+    admitNull(schema);
+    // The extension's pattern for @NotBlank, in ECMAScript's sense of white space.
+    if ("\\S".equals(schema.getPattern())) {
+      schema.setPattern(Requests.NOT_BLANK);
+    }
+    if (schema.getProperties() != null) {
+      schema.getProperties().values().forEach(ContractFilter::asTheServiceReads);
+    }
+    asTheServiceReads(schema.getItems());
+  }
+
   /**
    * A nullable value takes null by every keyword that constrains it. With an enumeration, null is
    * among its values: in JSON Schema 2020-12 the enumeration applies to null too, so {@code type:
@@ -81,9 +97,6 @@ public class ContractFilter implements OASFilter {
    * the null the anyOf takes.
    */
   private static void admitNull(Schema schema) {
-    if (schema == null) {
-      return;
-    }
     if (schema.getAnyOf() != null
         && schema.getType() != null
         && !schema.getType().contains(Schema.SchemaType.NULL)
@@ -103,10 +116,6 @@ public class ContractFilter implements OASFilter {
       values.add(null);
       schema.setEnumeration(values);
     }
-    if (schema.getProperties() != null) {
-      schema.getProperties().values().forEach(ContractFilter::admitNull);
-    }
-    admitNull(schema.getItems());
   }
 
   /** 2xx first, then the rest by status. */

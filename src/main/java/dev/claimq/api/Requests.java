@@ -33,12 +33,25 @@ public final class Requests {
   static final int MAX_FINISH_BATCH = 500;
 
   /**
+   * White space as Java counts it (Character.isWhitespace, which String.isBlank and so @NotBlank
+   * skip), written as the body of a character class that ECMAScript, and so a JSON Schema pattern,
+   * reads the same. The extension documents @NotBlank as {@code \S}, whose white space is
+   * ECMAScript's: it counts U+00A0 and U+FEFF, which Java does not, and not U+001C to U+001F, which
+   * Java does.
+   */
+  static final String WHITE_SPACE =
+      "\\u0009-\\u000D\\u001C-\\u0020\\u1680\\u2000-\\u2006\\u2008-\\u200A\\u2028\\u2029\\u205F\\u3000";
+
+  /** The schema's pattern for a @NotBlank field (ContractFilter puts it in place of \S). */
+  static final String NOT_BLANK = "[^" + WHITE_SPACE + "]";
+
+  /**
    * A failure reason keeps something once its control characters are dropped: one character that is
-   * neither one of them nor white space (U+0000 to U+0020, U+007F to U+009F). Without it, a reason
+   * neither one of them (U+0000 to U+001F, U+007F to U+009F) nor white space. Without it, a reason
    * of U+0000 U+0001 was stored as "". The same class is the schema's pattern (JSON Schema's
    * pattern finds a match anywhere; Bean Validation's must match the whole).
    */
-  static final String PRINTABLE_CHARACTER = "[^\\u0000-\\u0020\\u007F-\\u009F]";
+  static final String PRINTABLE_CHARACTER = "[^\\u0000-\\u001F\\u007F-\\u009F" + WHITE_SPACE + "]";
 
   static final String PRINTABLE = "(?s).*" + PRINTABLE_CHARACTER + ".*";
 
