@@ -365,38 +365,37 @@ public class ProblemMappers {
           400, "client-closed", "Client closed the connection", "No one to answer.", null);
     }
     if (DatabaseErrors.readOnly(e)) {
-      LOG.warnf("database refuses writes: %s", LogText.oneLine(DatabaseErrors.describe(e)));
-      return problem(
-          503,
-          "database-unavailable",
-          "Database unavailable",
+      return databaseUnavailable(
+          "database refuses writes",
+          e,
           "The queue's database refuses writes right now (it is read-only: a replica, or a"
               + " failover not finished), so nothing was changed; reads still work. Retry"
-              + " shortly.",
-          null);
+              + " shortly.");
     }
     if (DatabaseErrors.timedOut(e)) {
-      LOG.warnf("database too slow: %s", LogText.oneLine(DatabaseErrors.describe(e)));
-      return problem(
-          503,
-          "database-unavailable",
-          "Database unavailable",
+      return databaseUnavailable(
+          "database too slow",
+          e,
           "The queue's database did not finish this request's statement within its time bound"
               + " (it is overloaded, or waiting on a lock), so the statement was cancelled and"
-              + " nothing was changed; retry shortly.",
-          null);
+              + " nothing was changed; retry shortly.");
+    }
+    if (DatabaseErrors.rolledBack(e)) {
+      return databaseUnavailable(
+          "database rolled a request back",
+          e,
+          "The queue's database rolled this request's transaction back (to break a deadlock"
+              + " with another, or because it could not serialize it), so nothing was changed;"
+              + " retry shortly.");
     }
     if (DatabaseErrors.unavailable(e)) {
-      LOG.warnf("database unavailable: %s", LogText.oneLine(DatabaseErrors.describe(e)));
-      return problem(
-          503,
-          "database-unavailable",
-          "Database unavailable",
+      return databaseUnavailable(
+          "database unavailable",
+          e,
           "The queue's database cannot be reached right now; retry shortly. If the database went"
               + " away while this change was committing, it may or may not have taken effect:"
               + " repeating the call is safe (enqueues are deduplicated, and a repeated complete"
-              + " or fail with the same token answers the same).",
-          null);
+              + " or fail with the same token answers the same).");
     }
     LOG.error("unexpected error", e);
     return problem(
@@ -405,6 +404,13 @@ public class ProblemMappers {
         "Internal error",
         "The service failed to handle this request; it has been logged.",
         null);
+  }
+
+  /** A 503 for a database that cannot take the request now: logged as a WARN, not an ERROR. */
+  private static RestResponse<Problem> databaseUnavailable(
+      String what, Throwable e, String detail) {
+    LOG.warnf("%s: %s", what, LogText.oneLine(DatabaseErrors.describe(e)));
+    return problem(503, "database-unavailable", "Database unavailable", detail, null);
   }
 
   /**

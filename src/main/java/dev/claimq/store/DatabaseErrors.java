@@ -48,6 +48,22 @@ public final class DatabaseErrors {
                     && QUERY_CANCELED.equals(sql.getSQLState()));
   }
 
+  /**
+   * The database rolled the transaction back to break a deadlock with another, or because it could
+   * not serialize it: nothing it did stands, and the same request again may well pass.
+   */
+  public static boolean rolledBack(Throwable e) {
+    return causesOf(e).stream()
+        .anyMatch(
+            cause ->
+                cause instanceof java.sql.SQLException sql
+                    && (DEADLOCK.equals(sql.getSQLState())
+                        || SERIALIZATION_FAILURE.equals(sql.getSQLState())));
+  }
+
+  private static final String DEADLOCK = "40P01";
+  private static final String SERIALIZATION_FAILURE = "40001";
+
   /** query_canceled: here, statement_timeout (claimq cancels nothing itself). */
   private static final String QUERY_CANCELED = "57014";
 

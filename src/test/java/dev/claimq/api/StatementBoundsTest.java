@@ -12,6 +12,8 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.Locks;
+import dev.claimq.LogCapture;
 import dev.claimq.store.ItemRepository;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
@@ -23,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -80,6 +83,58 @@ class StatementBoundsTest extends AsAdmin {
     String id = enqueued(queue, "k", 1);
     String token = claimedNext(queue, "w").path("claimToken");
     expect503AtTheBound(id, () -> completeBatch(id, token, ItemRepository.POOL_BOUNDED_ENTRIES));
+  }
+
+  @Test
+  void a_request_the_database_rolls_back_to_break_a_deadlock_answers_503_not_500()
+      throws Exception {
+    String queue = uniqueQueue("deadlock");
+    enqueued(queue, "a", 1);
+    enqueued(queue, "b", 2);
+    List<Map<String, Object>> claimed =
+        json().body(Map.of("max", 2)).post("/v1/queues/{q}/claim:batch", queue).path("items");
+    List<Map<String, Object>> entries = new ArrayList<>();
+    for (Map<String, Object> item : claimed) {
+      entries.add(Map.of("id", item.get("id"), "claimToken", item.get("claimToken")));
+    }
+    long first = Math.min(id(claimed.get(0)), id(claimed.get(1)));
+    long second = Math.max(id(claimed.get(0)), id(claimed.get(1)));
+    Response answer;
+    try (LogCapture log = LogCapture.start(Level.SEVERE);
+        Connection holder = lockItem(String.valueOf(second))) {
+      // The batch locks in id order: the first item, then it waits for the second, held here.
+      CompletableFuture<Response> batch =
+          CompletableFuture.supplyAsync(
+              () ->
+                  json()
+                      .urlEncodingEnabled(false)
+                      .body(Map.of("items", entries))
+                      .post("/v1/items:complete"));
+      Locks.awaitBlockedBy(dataSource, Locks.pidOf(holder));
+      // Waiting for the first closes the cycle; the batch, which waited longer, is rolled back.
+      try (PreparedStatement lock =
+          holder.prepareStatement("SELECT 1 FROM item WHERE id = ? FOR UPDATE")) {
+        lock.setLong(1, first);
+        lock.executeQuery().close();
+      }
+      answer = batch.get(30, TimeUnit.SECONDS);
+      holder.rollback();
+      assertThat(log.records()).as("ERROR lines").isEmpty();
+    }
+    problem(answer, 503, "database-unavailable").body("detail", containsString("deadlock"));
+    item(String.valueOf(first)).then().body("state", equalTo("sending"));
+    // Nothing stood; the same batch again completes both.
+    json()
+        .urlEncodingEnabled(false)
+        .body(Map.of("items", entries))
+        .post("/v1/items:complete")
+        .then()
+        .statusCode(200)
+        .body("results.status", org.hamcrest.Matchers.contains(200, 200));
+  }
+
+  private static long id(Map<String, Object> item) {
+    return Long.parseLong((String) item.get("id"));
   }
 
   /**
