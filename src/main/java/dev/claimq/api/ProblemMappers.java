@@ -262,7 +262,7 @@ public class ProblemMappers {
   /** A 405 names the methods the resource takes, in its Allow header and its detail. */
   @ServerExceptionMapper
   public RestResponse<Problem> notAllowed(NotAllowedException e, UriInfo uri) {
-    Set<String> allowed = AllowedMethods.at(uri.getPath());
+    Set<String> allowed = AllowedMethods.at(uri.getRequestUri().getRawPath());
     if (allowed.isEmpty()) {
       return http(e, null);
     }

@@ -41,8 +41,20 @@ class ProblemTest extends AsAdmin {
         .body("detail", containsString("OPTIONS, POST"));
     problem(given().post("/v1/items/x/attempts"), 405, "about:blank")
         .header("Allow", "GET, HEAD, OPTIONS");
-    // What the Allow header promises is answered.
-    given().options("/v1/items/x/attempts").then().statusCode(200);
+    // OPTIONS answers the same Allow; it answered every method of the resource class, and 200
+    // on paths that do not exist.
+    given()
+        .options("/v1/items/x/attempts")
+        .then()
+        .statusCode(200)
+        .header("Allow", "GET, HEAD, OPTIONS");
+    given().options("/v1/me").then().statusCode(200).header("Allow", "GET, HEAD, OPTIONS");
+    problem(given().options("/v1/nowhere"), 404, "about:blank");
+    // An id holding %2F is one segment, as routing reads it: GET /v1/items/{id} takes it.
+    problem(given().urlEncodingEnabled(false).post("/v1/items/1%2Fcomplete"), 405, "about:blank")
+        .header("Allow", "GET, HEAD, OPTIONS");
+    problem(given().urlEncodingEnabled(false).post("/v1/items/%2F"), 405, "about:blank")
+        .header("Allow", "GET, HEAD, OPTIONS");
   }
 
   @Test
@@ -72,6 +84,10 @@ class ProblemTest extends AsAdmin {
       String allow = response.header("Allow");
       if (response.statusCode() != 405 || !String.join(", ", documented).equals(allow)) {
         wrong.add(method + " " + concrete + ": " + response.statusCode() + ", Allow " + allow);
+      }
+      Response options = given().options(concrete);
+      if (!String.join(", ", documented).equals(options.header("Allow"))) {
+        wrong.add("OPTIONS " + concrete + ": Allow " + options.header("Allow"));
       }
     }
     assertThat(paths.size()).isGreaterThan(20);
