@@ -71,6 +71,15 @@ public final class MetricValues {
         .sum();
   }
 
+  /** The values the label takes among the series of this name. */
+  public java.util.Set<String> labelValues(String name, String label) {
+    java.util.Set<String> values = new java.util.TreeSet<>();
+    series.stream()
+        .filter(s -> s.name.equals(name) && s.labels.containsKey(label))
+        .forEach(s -> values.add(s.labels.get(label)));
+    return values;
+  }
+
   public boolean has(String name) {
     return series.stream().anyMatch(s -> s.name.equals(name));
   }

@@ -14,11 +14,14 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.PlainHttp;
 import dev.claimq.Race;
 import dev.claimq.maintenance.QueueSampler;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
+import java.net.URI;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +33,9 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 class MetricsTest extends AsAdmin {
+  @TestHTTPResource("/")
+  URI base;
+
   @Inject QueueSampler sampler;
 
   @Test
@@ -204,6 +210,28 @@ class MetricsTest extends AsAdmin {
     assertThat(scrape.has("claimq_longpolls_parked")).isTrue();
     assertThat(scrape.has("agroal_active_count")).as("the pool's metrics").isTrue();
     assertThat(scrape.has("http_server_requests_seconds_count")).as("the server's").isTrue();
+  }
+
+  @Test
+  void requests_without_a_key_cannot_add_http_series() throws Exception {
+    // Each 405 was tagged with its raw path, and each made-up method as sent.
+    PlainHttp http = new PlainHttp(base);
+    for (int i = 0; i < 120; i++) {
+      assertThat(
+              http.send("POST", "/v1/items/" + (987_000 + i) + "/attempts", null, null)
+                  .statusCode())
+          .isIn(401, 405);
+    }
+    for (String method : List.of("ZZQA", "ZZQB", "ZZQC")) {
+      http.send(method, "/v1/me", null, null);
+    }
+    MetricValues scrape = MetricValues.scrape();
+    String requests = "http_server_requests_seconds_count";
+    assertThat(scrape.labelValues(requests, "uri")).noneMatch(uri -> uri.contains("987"));
+    assertThat(scrape.labelValues(requests, "method")).noneMatch(m -> m.startsWith("ZZQ"));
+    assertThat(scrape.value(requests, "uri", "/v1/items/{id}/attempts", "method", "POST"))
+        .isGreaterThanOrEqualTo(120);
+    assertThat(scrape.value(requests, "method", "OTHER")).isGreaterThanOrEqualTo(3);
   }
 
   private static void finish(Response claimed, String how, Map<String, Object> body) {
