@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.InvalidNullException;
@@ -18,6 +19,8 @@ import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.ElementKind;
 import jakarta.validation.Path;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import jakarta.ws.rs.NotAllowedException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.container.ResourceInfo;
@@ -146,6 +149,33 @@ public class ProblemMappers {
                 "The value of '" + field + "' " + reason + ".",
                 new Problem.FieldError(field, reason));
       }
+      if (cause instanceof JsonParseException syntax && brokenKey(syntax)) {
+        // Jackson refuses a lone surrogate in a key as it parses, before StrictJson sees it.
+        String at =
+            syntax.getProcessor() == null ? "" : StrictJson.containerOf(syntax.getProcessor());
+        String reason =
+            "has a key that is not valid Unicode: a lone surrogate (send the character itself, or"
+                + " its escaped surrogate pair)";
+        String field = at.isEmpty() ? "body" : at;
+        return problem(
+            400,
+            "invalid-request",
+            "Invalid request",
+            (at.isEmpty() ? "The body " : "The value of '" + at + "' ") + reason + ".",
+            List.of(new Problem.FieldError(field, reason)));
+      }
+      if (cause instanceof InputCoercionException
+          && e instanceof JsonMappingException mapping
+          && !jsonPath(mapping).isEmpty()) {
+        String field = jsonPath(mapping);
+        String reason = "must be a whole number" + range(mapping);
+        return problem(
+            400,
+            "invalid-request",
+            "Invalid request",
+            "The value of '" + field + "' " + reason + ".",
+            List.of(new Problem.FieldError(field, reason)));
+      }
       if (cause instanceof UnstorableValueException unstorable) {
         String field = jsonPath(unstorable) + unstorable.inside;
         if (field.startsWith(".")) {
@@ -161,6 +191,30 @@ public class ProblemMappers {
       }
     }
     return malformed(describeJsonError(e), fieldError(e));
+  }
+
+  /** Jackson's refusal of a key holding a lone surrogate, high or low. */
+  private static boolean brokenKey(JsonParseException syntax) {
+    String message = String.valueOf(syntax.getOriginalMessage());
+    return message.contains("surrogate") && message.contains("in field name");
+  }
+
+  /**
+   * The bounds the field's own @Min and @Max set, as " from -32768 to 32767", for a number past
+   * what its Java type holds; "" when the field has none.
+   */
+  private static String range(JsonMappingException mapping) {
+    JsonMappingException.Reference last = mapping.getPath().get(mapping.getPath().size() - 1);
+    Object from = last.getFrom();
+    Class<?> type = from instanceof Class<?> declared ? declared : from.getClass();
+    try {
+      java.lang.reflect.Field field = type.getDeclaredField(String.valueOf(last.getFieldName()));
+      Min min = field.getAnnotation(Min.class);
+      Max max = field.getAnnotation(Max.class);
+      return min == null || max == null ? "" : " from " + min.value() + " to " + max.value();
+    } catch (NoSuchFieldException notARecordField) {
+      return "";
+    }
   }
 
   /**

@@ -167,8 +167,21 @@ public class StrictJson implements ObjectMapperCustomizer {
    * the value it is on, in the spelling of errors[].field: ".payload.n[1]".
    */
   static String where(JsonStreamContext from, JsonParser parser) {
+    return path(parser.getParsingContext(), from);
+  }
+
+  /**
+   * Where the object or array the parser is in sits, in the spelling of errors[].field
+   * ("payload.to[1]"; "" for the body itself): for a fault in a key, whose name it never read.
+   */
+  public static String containerOf(JsonParser parser) {
+    String path = path(parser.getParsingContext().getParent(), null);
+    return path.startsWith(".") ? path.substring(1) : path;
+  }
+
+  private static String path(JsonStreamContext start, JsonStreamContext from) {
     StringBuilder path = new StringBuilder();
-    for (JsonStreamContext at = parser.getParsingContext(); at != null; at = at.getParent()) {
+    for (JsonStreamContext at = start; at != null; at = at.getParent()) {
       if (at.inObject() && at.getCurrentName() != null) {
         path.insert(0, "." + at.getCurrentName());
       } else if (at.inArray()) {

@@ -131,6 +131,54 @@ class ProblemTest extends AsAdmin {
   }
 
   @Test
+  void a_whole_number_past_its_type_names_the_fields_range() {
+    // It was "The value of 'priority' cannot be read."
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body("{\"dedupeKey\": \"k\", \"payload\": 1, \"priority\": 2147483648}")
+                .post("/v1/queues/emails/items"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("priority"))
+        .body("errors[0].message", equalTo("must be a whole number from -32768 to 32767"));
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body(
+                    "{\"items\": [{\"id\": \"1\", \"claimToken\": \"t\", \"error\": \"e\","
+                        + " \"retryAfterSeconds\": 99999999999999999999}]}")
+                .post("/v1/items:fail"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("items[0].retryAfterSeconds"))
+        .body("errors[0].message", equalTo("must be a whole number from 0 to 86400"));
+  }
+
+  @Test
+  void a_lone_surrogate_in_a_payload_key_names_where_the_key_is() {
+    // It was "The body is not valid JSON (line 1, column 38).", naming no field.
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body(
+                    "{\"dedupeKey\": \"s\", \"payload\": {\"to\": [{\"a\": 1, \"k\\ud800\": 1}]}}")
+                .post("/v1/queues/emails/items"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("payload.to[0]"))
+        .body("detail", containsString("lone surrogate"));
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body("{\"dedupeKey\": \"s\", \"pay\\udc00\": 1}")
+                .post("/v1/queues/emails/items"),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("body"));
+  }
+
+  @Test
   void a_body_that_parses_but_does_not_fit_names_its_field_in_errors() {
     problem(
             given()
