@@ -137,7 +137,9 @@ public class QueuePolicyResource {
     QueuePolicy policy = policies.get(guard.queue(Params.queue(queue)));
     // A read changes nothing, so comparing after it decides nothing but the answer.
     if (versions != null && Arrays.stream(versions).noneMatch(v -> v == policy.version)) {
-      throw stale(policy);
+      throw stale(
+          policy,
+          ". Read it without If-Match to see it as it is now (its ETag is the new version).");
     }
     return tagged(policy);
   }
@@ -320,12 +322,17 @@ public class QueuePolicyResource {
   /** The policy as a change left it, or a 412 when its If-Match named another version. */
   private RestResponse<PolicyView> answer(QueuePolicies.Change change) {
     if (change.outcome() == Outcome.STALE_POLICY) {
-      throw stale(change.policy());
+      throw stale(
+          change.policy(),
+          ", and a change made from that read would overwrite what changed. Nothing was changed."
+              + " Read the policy again (its ETag is the new version) and send the request again"
+              + " if it still applies.");
     }
     return tagged(change.policy());
   }
 
-  private static Outcomes.RefusedException stale(QueuePolicy now) {
+  /** A 412: the policy is not at a version If-Match names; then what that means for the call. */
+  private static Outcomes.RefusedException stale(QueuePolicy now, String meaning) {
     return new Outcomes.RefusedException(
         Outcomes.of(Outcome.STALE_POLICY),
         "The policy of queue '"
@@ -336,9 +343,8 @@ public class QueuePolicyResource {
                 ? ""
                 : ", changed by " + now.updatedBy + " at " + now.updatedAt)
             + ", not at a version If-Match names: it changed since the read that ETag came"
-            + " from, and a change made from that read would overwrite what changed. Nothing was"
-            + " changed. Read the policy again (its ETag is the new version) and send the request"
-            + " again if it still applies.");
+            + " from"
+            + meaning);
   }
 
   /** The policy with its version as the ETag, which an If-Match names. */

@@ -7,6 +7,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.Race;
@@ -80,6 +81,13 @@ class PolicyIfMatchTest extends AsAdmin {
         .body("detail", containsString("is at \"2\", changed by dev-admin at "))
         .body("detail", containsString("Nothing was changed."));
 
+    // A read is refused too, and says so as a read: it was told nothing had been changed.
+    problem(
+            given().header("If-Match", "\"1\"").get("/v1/queues/{q}/policy", queue),
+            412,
+            "policy-changed")
+        .body("detail", containsString("Read it without If-Match"))
+        .body("detail", not(containsString("Nothing was changed")));
     read(queue)
         .then()
         .header("ETag", "\"2\"")
