@@ -284,6 +284,12 @@ public class ProblemMappers {
           + at(unknown)
           + ": check its spelling.";
     }
+    if (e instanceof MismatchedInputException trailing
+        && String.valueOf(trailing.getOriginalMessage()).startsWith("Trailing token")) {
+      return "The body holds more than one JSON value: remove what follows the first"
+          + where(trailing)
+          + ".";
+    }
     if (e instanceof MismatchedInputException mismatch && mismatch.getTargetType() != null) {
       String expected = describe(mismatch.getTargetType());
       return jsonPath(mismatch).isEmpty()

@@ -179,6 +179,20 @@ class ProblemTest extends AsAdmin {
   }
 
   @Test
+  void a_second_json_value_after_the_body_is_named_as_such() {
+    // It was "The body must be a JSON object.", which the first value is.
+    problem(
+            given()
+                .contentType(ContentType.JSON)
+                .body("{\"dedupeKey\": \"k\", \"payload\": 1} {}")
+                .post("/v1/queues/emails/items"),
+            400,
+            "malformed-request")
+        .body("detail", containsString("more than one JSON value"))
+        .body("detail", containsString("line 1, column"));
+  }
+
+  @Test
   void a_body_that_parses_but_does_not_fit_names_its_field_in_errors() {
     problem(
             given()
