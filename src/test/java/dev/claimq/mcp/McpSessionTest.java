@@ -1,0 +1,127 @@
+package dev.claimq.mcp;
+
+import static dev.claimq.Api.uniqueQueue;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.claimq.LogCapture;
+import io.agroal.api.AgroalDataSource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.logging.Level;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An MCP session over raw HTTP, as the transport sees it: whose it is, and what the transport
+ * answers to what is not a JSON-RPC request (notifications, other methods, headers).
+ */
+@QuarkusTest
+class McpSessionTest {
+  private static final String AGENT = "dev-agent-key";
+  private static final String ADMIN = "dev-admin-key";
+  private static final String ELSEWHERE = "test-elsewhere-key";
+  private static final String INITIALIZE =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+          + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+          + "\"clientInfo\":{\"name\":\"session\",\"version\":\"1\"}}}";
+  private static final String INITIALIZED =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+
+  @TestHTTPResource("/mcp")
+  URI mcp;
+
+  @Inject AgroalDataSource database;
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+  @Test
+  void a_session_is_usable_only_with_the_key_that_opened_it() throws Exception {
+    String queue = uniqueQueue("mcp-session");
+    String session = open(AGENT);
+    String unknown = "no-such-session";
+    HttpResponse<String> unknownCall = post(ADMIN, unknown, enqueue(2, queue));
+    assertThat(unknownCall.statusCode()).as(unknownCall.body()).isEqualTo(404);
+    HttpResponse<String> unknownEnd = send(ADMIN, unknown, "DELETE");
+
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String other : new String[] {ADMIN, ELSEWHERE}) {
+        HttpResponse<String> call = post(other, session, enqueue(2, queue));
+        assertSameAnswer(call, unknownCall);
+        HttpResponse<String> end = send(other, session, "DELETE");
+        assertSameAnswer(end, unknownEnd);
+        HttpResponse<String> stream = send(other, session, "GET");
+        assertSameAnswer(stream, unknownEnd);
+      }
+      assertThat(McpClients.rows(database, queue)).as("items stored by other keys").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+
+    // The session is still there, and still its key's.
+    HttpResponse<String> own = post(AGENT, session, enqueue(3, queue));
+    assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
+    assertThat(own.body()).contains("\"result\":\"created\"");
+    assertThat(McpClients.rows(database, queue)).isEqualTo(1);
+    HttpResponse<String> ended = send(AGENT, session, "DELETE");
+    assertThat(ended.statusCode()).as(ended.body()).isEqualTo(200);
+    assertSameAnswer(post(AGENT, session, enqueue(4, queue)), unknownCall);
+  }
+
+  private void assertSameAnswer(HttpResponse<String> answer, HttpResponse<String> unknown) {
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(unknown.statusCode());
+    assertThat(answer.headers().firstValue("Content-Type"))
+        .isEqualTo(unknown.headers().firstValue("Content-Type"));
+    assertThat(answer.body()).isEqualTo(unknown.body());
+  }
+
+  /** A new initialized session of this key. */
+  private String open(String key) throws Exception {
+    HttpResponse<String> opened = post(key, null, INITIALIZE);
+    assertThat(opened.statusCode()).as(opened.body()).isEqualTo(200);
+    String session = opened.headers().firstValue("Mcp-Session-Id").orElseThrow();
+    HttpResponse<String> initialized = post(key, session, INITIALIZED);
+    assertThat(initialized.statusCode()).as(initialized.body()).isEqualTo(202);
+    return session;
+  }
+
+  private static String enqueue(int id, String queue) {
+    return "{\"jsonrpc\":\"2.0\",\"id\":"
+        + id
+        + ",\"method\":\"tools/call\",\"params\":{\"name\":\"enqueue_work\",\"arguments\":{"
+        + "\"queue\":\""
+        + queue
+        + "\",\"dedupeKey\":\"k\",\"payload\":1}}}";
+  }
+
+  private HttpResponse<String> post(String key, String session, String body) throws Exception {
+    HttpRequest.Builder request =
+        request(key, session)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A request of this method without a body. */
+  private HttpResponse<String> send(String key, String session, String method) throws Exception {
+    return http.send(
+        request(key, session).method(method, HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpRequest.Builder request(String key, String session) {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(mcp)
+            .timeout(Duration.ofSeconds(20))
+            .header("Authorization", "Bearer " + key);
+    if (session != null) {
+      request.header("Mcp-Session-Id", session);
+    }
+    return request;
+  }
+}
