@@ -41,6 +41,9 @@ public class McpEnvelope {
   private static final int INVALID_PARAMS = -32602;
   private static final int AFTER_AUTHORIZATION = -50;
 
+  /** The context's key of the body as read here, for McpNotifications. */
+  static final String MESSAGE = "claimq.mcp.message";
+
   private final ClaimqConfig config;
 
   McpEnvelope(ClaimqConfig config) {
@@ -134,6 +137,7 @@ public class McpEnvelope {
     } else if (!wellFormed(context, body)) {
       return;
     }
+    context.put(MESSAGE, body);
     context.next();
   }
 

@@ -3,6 +3,8 @@ package dev.claimq.mcp;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.LogCapture;
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -13,6 +15,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
@@ -39,6 +43,7 @@ class McpSessionTest {
 
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private final ObjectMapper json = new ObjectMapper();
 
   @Test
   void a_session_is_usable_only_with_the_key_that_opened_it() throws Exception {
@@ -70,6 +75,85 @@ class McpSessionTest {
     HttpResponse<String> ended = send(AGENT, session, "DELETE");
     assertThat(ended.statusCode()).as(ended.body()).isEqualTo(200);
     assertSameAnswer(post(AGENT, session, enqueue(4, queue)), unknownCall);
+  }
+
+  @Test
+  void a_notification_is_never_answered_alone_or_in_a_batch() throws Exception {
+    String queue = uniqueQueue("mcp-notify");
+    String unknown = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}";
+    String cancelled =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+            + "{\"requestId\":99,\"reason\":\"late\"}}";
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      // While the session is being initialized: only notifications/initialized is expected.
+      HttpResponse<String> opened = post(AGENT, null, INITIALIZE);
+      String session = opened.headers().firstValue("Mcp-Session-Id").orElseThrow();
+      for (String notification : new String[] {unknown, cancelled}) {
+        assertTakenSilently(post(AGENT, session, notification), notification);
+      }
+      assertTakenSilently(post(AGENT, session, INITIALIZED), INITIALIZED);
+      // Initialized: one it does not know, a second initialized, and one it takes.
+      for (String notification : new String[] {unknown, INITIALIZED, cancelled}) {
+        assertTakenSilently(post(AGENT, session, notification), notification);
+      }
+      // Without a session, no session is opened for it.
+      assertTakenSilently(post(AGENT, null, unknown), unknown);
+      String batch = "[" + unknown + "," + INITIALIZED + "]";
+      assertTakenSilently(post(AGENT, session, batch), batch);
+
+      // Beside requests, only the requests are answered; a tool reads its arguments as sent.
+      HttpResponse<String> mixed =
+          post(
+              AGENT,
+              session,
+              "["
+                  + unknown
+                  + ",{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"},"
+                  + INITIALIZED
+                  + ","
+                  + enqueue(8, queue)
+                  + ","
+                  + cancelled
+                  + "]");
+      assertThat(mixed.statusCode()).as(mixed.body()).isEqualTo(200);
+      List<JsonNode> answers = messages(mixed);
+      assertThat(answers).extracting(answer -> answer.path("id").asInt()).containsExactly(7, 8);
+      assertThat(answers).allSatisfy(answer -> assertThat(answer.has("error")).isFalse());
+      assertThat(answers.get(1).path("result").path("structuredContent").path("result").asText())
+          .as(mixed.body())
+          .isEqualTo("created");
+      assertThat(McpClients.rows(database, queue)).isEqualTo(1);
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  private void assertTakenSilently(HttpResponse<String> answer, String notification) {
+    assertThat(answer.statusCode()).as(notification + " answered " + answer.body()).isEqualTo(202);
+    assertThat(answer.body()).as(notification).isEmpty();
+  }
+
+  /** The JSON-RPC messages of an answer, sent as JSON or as server-sent events. */
+  private List<JsonNode> messages(HttpResponse<String> answer) throws Exception {
+    List<JsonNode> messages = new ArrayList<>();
+    List<String> values = new ArrayList<>();
+    if (answer.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream")) {
+      for (String line : answer.body().split("\n")) {
+        if (line.startsWith("data:")) {
+          values.add(line.substring(5).strip());
+        }
+      }
+    } else {
+      values.add(answer.body());
+    }
+    for (String value : values) {
+      JsonNode read = json.readTree(value);
+      if (read.isArray()) {
+        read.forEach(messages::add);
+      } else {
+        messages.add(read);
+      }
+    }
+    return messages;
   }
 
   private void assertSameAnswer(HttpResponse<String> answer, HttpResponse<String> unknown) {
