@@ -4,12 +4,16 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.api.AcceptableAnswers;
 import dev.claimq.api.Problem;
+import io.quarkiverse.mcp.server.runtime.McpMessageHandler;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Says what is wrong when the MCP extension refuses a request with a bare status: a session id the
@@ -21,6 +25,15 @@ import java.util.List;
 @ApplicationScoped
 public class McpTransportFailures {
   static final String SESSION_HEADER = "Mcp-Session-Id";
+  private static final String PROTOCOL_HEADER = "MCP-Protocol-Version";
+  private static final List<String> SUPPORTED_VERSIONS =
+      McpMessageHandler.SUPPORTED_PROTOCOL_VERSIONS;
+  private static final Set<HttpMethod> ALLOWED =
+      Set.of(HttpMethod.GET, HttpMethod.POST, HttpMethod.DELETE);
+  private static final String ALLOW = "GET, POST, DELETE";
+
+  // After McpEnvelope (-50), whose refusals of a POST's body come first, and before McpSessions.
+  private static final int AFTER_ENVELOPE = -45;
 
   private final ObjectMapper json;
 
@@ -30,6 +43,56 @@ public class McpTransportFailures {
 
   void answerFirst(@Observes Router router) {
     router.route("/mcp").order(Integer.MIN_VALUE).failureHandler(this::explain);
+    router.route("/mcp").order(AFTER_ENVELOPE).handler(this::refuseEarly);
+  }
+
+  /**
+   * The transport's refusals that the extension answers with a bare status (a 400 "Bad Request.", a
+   * 405 without Allow, a 404 that points at the REST API's documentation): each is answered here
+   * first, saying what is wrong and what to do, with the status the Streamable HTTP spec gives it.
+   */
+  private void refuseEarly(RoutingContext context) {
+    HttpMethod method = context.request().method();
+    if (!ALLOWED.contains(method)) {
+      context.response().putHeader(HttpHeaders.ALLOW, ALLOW);
+      answer(
+          context,
+          405,
+          "Method Not Allowed",
+          "/mcp does not take "
+              + method.name()
+              + ": it takes POST (JSON-RPC messages, an initialize first), GET (the stream of a"
+              + " session's messages from the server) and DELETE (ends a session).");
+      return;
+    }
+    List<String> versions = context.request().headers().getAll(PROTOCOL_HEADER);
+    if (!versions.isEmpty()
+        && (versions.size() > 1 || !SUPPORTED_VERSIONS.contains(versions.get(0)))) {
+      answer(
+          context,
+          400,
+          "Bad Request",
+          "The MCP-Protocol-Version header "
+              + AcceptableAnswers.quoted(String.join(", ", versions))
+              + " is not one version this server speaks: send the version initialize agreed on,"
+              + " one of "
+              + String.join(", ", SUPPORTED_VERSIONS)
+              + ".");
+      return;
+    }
+    if (method != HttpMethod.POST && context.request().getHeader(SESSION_HEADER) == null) {
+      answer(
+          context,
+          400,
+          "Bad Request",
+          (method == HttpMethod.GET
+                  ? "GET /mcp opens the stream of a session's messages from the server"
+                  : "DELETE /mcp ends a session")
+              + ": send the session's Mcp-Session-Id header, from the answer to its initialize"
+              + " (POST initialize without one to open a session).");
+      return;
+    }
+    context.next();
   }
 
   private void explain(RoutingContext context) {

@@ -127,6 +127,64 @@ class McpSessionTest {
     }
   }
 
+  @Test
+  void transport_refusals_say_what_is_wrong_and_what_to_do() throws Exception {
+    String session = open(AGENT);
+    String list = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}";
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      for (String version : new String[] {"1999-01-01", ""}) {
+        HttpResponse<String> answer =
+            http.send(
+                request(AGENT, session)
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json, text/event-stream")
+                    .header("MCP-Protocol-Version", version)
+                    .POST(HttpRequest.BodyPublishers.ofString(list))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(problem(answer, 400).path("detail").asText())
+            .isEqualTo(
+                "The MCP-Protocol-Version header '"
+                    + version
+                    + "' is not one version this server speaks: send the version initialize"
+                    + " agreed on, one of 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05.");
+      }
+      for (String method : new String[] {"PUT", "PATCH", "OPTIONS", "HEAD"}) {
+        HttpResponse<String> answer = send(AGENT, session, method);
+        assertThat(answer.statusCode()).as(method).isEqualTo(405);
+        assertThat(answer.headers().firstValue("Allow")).as(method).hasValue("GET, POST, DELETE");
+        if (!method.equals("HEAD")) {
+          assertThat(problem(answer, 405).path("detail").asText())
+              .isEqualTo(
+                  "/mcp does not take "
+                      + method
+                      + ": it takes POST (JSON-RPC messages, an initialize first), GET (the stream"
+                      + " of a session's messages from the server) and DELETE (ends a session).");
+        }
+      }
+      assertThat(problem(send(AGENT, null, "GET"), 400).path("detail").asText())
+          .isEqualTo(
+              "GET /mcp opens the stream of a session's messages from the server: send the"
+                  + " session's Mcp-Session-Id header, from the answer to its initialize (POST"
+                  + " initialize without one to open a session).");
+      assertThat(problem(send(AGENT, null, "DELETE"), 400).path("detail").asText())
+          .isEqualTo(
+              "DELETE /mcp ends a session: send the session's Mcp-Session-Id header, from the"
+                  + " answer to its initialize (POST initialize without one to open a session).");
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+    // None of these touched the session.
+    assertThat(post(AGENT, session, list).statusCode()).isEqualTo(200);
+  }
+
+  private JsonNode problem(HttpResponse<String> answer, int status) throws Exception {
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(status);
+    assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    JsonNode problem = json.readTree(answer.body());
+    assertThat(problem.path("status").asInt()).isEqualTo(status);
+    return problem;
+  }
+
   private void assertTakenSilently(HttpResponse<String> answer, String notification) {
     assertThat(answer.statusCode()).as(notification + " answered " + answer.body()).isEqualTo(202);
     assertThat(answer.body()).as(notification).isEmpty();
