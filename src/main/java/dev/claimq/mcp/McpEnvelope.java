@@ -93,6 +93,8 @@ public class McpEnvelope {
       refuseProblem(context, 406, "Not Acceptable", unacceptable);
       return;
     }
+    // Taken: said as the extension looks for it, in lower case and without weights.
+    context.request().headers().set(HttpHeaders.ACCEPT, McpTransportFailures.BOTH);
     if (context.body().buffer() == null || context.body().buffer().length() == 0) {
       refuse(context, null, PARSE_ERROR, "The body is empty: send one JSON-RPC message.");
       return;

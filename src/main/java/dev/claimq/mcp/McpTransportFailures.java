@@ -13,6 +13,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.core.MediaType;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -31,6 +32,9 @@ public class McpTransportFailures {
   private static final Set<HttpMethod> ALLOWED =
       Set.of(HttpMethod.GET, HttpMethod.POST, HttpMethod.DELETE);
   private static final String ALLOW = "GET, POST, DELETE";
+
+  /** An Accept header that takes both answers, as the extension looks for them. */
+  static final String BOTH = "application/json, text/event-stream";
 
   // After McpEnvelope (-50), whose refusals of a POST's body come first, and before McpSessions.
   private static final int AFTER_ENVELOPE = -45;
@@ -117,8 +121,9 @@ public class McpTransportFailures {
    * detail of its 406, the REST API's status for an Accept header that excludes its answer. The
    * transport asks the client to list both application/json and text/event-stream, and a weight of
    * 0 says "not acceptable", as it does to the REST API (AcceptableAnswers): a type listed only
-   * with q=0 is not taken. Each must also be written as here, in lower case: the extension, which
-   * reads the request next, looks for these very strings.
+   * with q=0 is not taken. Either may be written in any case, though the extension, which reads the
+   * request next, looks for these very strings: media types are read without regard to case (RFC
+   * 9110, 8.3.1), so McpEnvelope hands it the header in these words.
    */
   static String whyNotAcceptable(List<String> accept) {
     String both =
@@ -136,7 +141,7 @@ public class McpTransportFailures {
   }
 
   private static boolean takes(String accept, MediaType type) {
-    return accept.contains(type.getType() + "/" + type.getSubtype())
+    return accept.toLowerCase(Locale.ROOT).contains(type.getType() + "/" + type.getSubtype())
         && AcceptableAnswers.lists(accept, type);
   }
 

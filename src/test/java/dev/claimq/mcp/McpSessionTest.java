@@ -177,6 +177,23 @@ class McpSessionTest {
     assertThat(post(AGENT, session, list).statusCode()).isEqualTo(200);
   }
 
+  @Test
+  void media_types_in_accept_are_read_without_regard_to_case() throws Exception {
+    String session = open(AGENT);
+    HttpResponse<String> answer =
+        http.send(
+            request(AGENT, session)
+                .header("Content-Type", "application/json")
+                .header("Accept", "Application/JSON, Text/Event-Stream")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    assertThat(messages(answer).get(0).path("result").path("tools").size()).isEqualTo(3);
+  }
+
   private JsonNode problem(HttpResponse<String> answer, int status) throws Exception {
     assertThat(answer.statusCode()).as(answer.body()).isEqualTo(status);
     assertThat(answer.headers().firstValue("Content-Type")).hasValue("application/problem+json");
