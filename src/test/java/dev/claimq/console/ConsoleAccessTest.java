@@ -67,6 +67,38 @@ class ConsoleAccessTest extends ConsoleTest {
   }
 
   @Test
+  void the_failed_and_held_lists_show_no_stray_text_where_an_operator_sees_the_bulk_link() {
+    String queue = uniqueQueue("nobulk");
+    String id = Seed.failed(queue, "x/1", "mailer-1", "quota exceeded");
+    Browser browser = browser();
+    for (String key : List.of(Seed.WORKER, Seed.AGENT)) {
+      signIn(browser, key);
+      browser.text(By.id("read-only"), "Read-only");
+
+      browser.open("/console/#/failed?queue=" + queue);
+      browser.text(By.id("failed-count"), "1 failed item shown");
+      browser.visible(By.id("row-" + id));
+      // No bulk link for this key, and nothing in its place: once the text "null" stood there.
+      assertThat(browser.driver().findElements(By.partialLinkText("in bulk"))).isEmpty();
+      assertThat(browser.script("return document.getElementById('main').textContent"))
+          .as("the failed list's text, for %s", key)
+          .asString()
+          .doesNotContainIgnoringCase("null");
+
+      browser.open("/console/#/held?queue=" + queue);
+      browser.text(By.id("held-count"), "Nothing waits for approval.");
+      assertThat(browser.driver().findElements(By.partialLinkText("in bulk"))).isEmpty();
+      assertThat(browser.script("return document.getElementById('main').textContent"))
+          .as("the held list's text, for %s", key)
+          .asString()
+          .doesNotContainIgnoringCase("null");
+
+      browser.click(By.id("sign-out"));
+      browser.visible(By.id("api-key"));
+    }
+  }
+
+  @Test
   void the_key_is_in_no_url_history_entry_cookie_or_local_storage_after_signing_in() {
     String id = Seed.failed(uniqueQueue("nokey"), "n/1", "mailer-1", "bounced");
     Browser browser = browser();

@@ -2,7 +2,7 @@
 // how many and which; only the confirmation acts, on exactly those items, and says what it did.
 
 import { outcomeUnknown, post } from './api.js';
-import { acting, h, heading, problem, replace, unknown } from './dom.js';
+import { acting, append, h, heading, problem, replace, unknown } from './dom.js';
 import * as filters from './filters.js';
 import { failure } from './overview.js';
 
@@ -16,9 +16,9 @@ const ACTIONS = {
 };
 
 export async function render(main, { params, me, say }) {
-  main.append(heading('Bulk actions'));
+  append(main, heading('Bulk actions'));
   if (!me.operator) {
-    main.append(h('p', {}, 'Bulk actions need an operator key.'));
+    append(main, h('p', {}, 'Bulk actions need an operator key.'));
     return;
   }
   const action = ACTIONS[params.get('action')] ? params.get('action') : 'retry';
@@ -40,7 +40,7 @@ export async function render(main, { params, me, say }) {
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', id: 'preview' }, 'Preview (dry run)')));
   const out = h('section', { 'aria-labelledby': 'bulk-result-title', id: 'bulk-result' });
-  main.append(form, out);
+  append(main, form, out);
 
   const states = () => ACTIONS[chosenAction()].states;
   // From the radios, not FormData: while a request is in flight they are disabled, so left out.

@@ -13,14 +13,22 @@ export function h(tag, props, ...children) {
     else if (value === true) element.setAttribute(name, '');
     else element.setAttribute(name, String(value));
   }
-  append(element, children);
+  add(element, children);
   return element;
 }
 
-function append(element, children) {
+/**
+ * Adds children to an element as h() does: nodes, strings, or arrays of them, with undefined,
+ * null and false left out. Screens use it, not Element.append, which writes null as "null".
+ */
+export function append(element, ...children) {
+  add(element, children);
+}
+
+function add(element, children) {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
-    if (Array.isArray(child)) append(element, child);
+    if (Array.isArray(child)) add(element, child);
     else element.append(child instanceof Node ? child : String(child));
   }
 }
@@ -33,7 +41,7 @@ export function replace(container, ...children) {
   const focused = document.activeElement && container.contains(document.activeElement)
     ? document.activeElement.id : null;
   container.replaceChildren();
-  append(container, children);
+  add(container, children);
   if (focused) document.getElementById(focused)?.focus();
 }
 

@@ -1,7 +1,7 @@
 // Failed items: the reason first, then queue, attempts, last worker and age; filtered by
 // queue, reason text and time, and paged with the API's keyset cursor as far as they go.
 
-import { h, heading, when } from './dom.js';
+import { append, h, heading, when } from './dom.js';
 import * as filters from './filters.js';
 import { pageThrough } from './pages.js';
 
@@ -33,7 +33,7 @@ export async function render(main, { params, me }) {
     ? h('p', {}, h('a', { href: `#/bulk?${filters.toQuery(chosen)}` },
       'Retry or cancel everything that matches, in bulk'))
     : null;
-  main.append(heading('Failed items'), form, bulkLink, results);
+  append(main, heading('Failed items'), form, bulkLink, results);
 
   await pageThrough({
     query: { state: 'failed', ...chosen },

@@ -1,7 +1,7 @@
 // Held items: work proposed on a queue that requires approval, waiting for an operator. Oldest
 // proposals are at the end of each page, newest first, paged with the API's keyset cursor.
 
-import { h, heading, when } from './dom.js';
+import { append, h, heading, when } from './dom.js';
 import { pageThrough } from './pages.js';
 
 export async function render(main, { params, me }) {
@@ -26,7 +26,7 @@ export async function render(main, { params, me }) {
     ? h('p', {}, h('a', { href: `#/bulk?action=approve${queue ? `&queue=${encodeURIComponent(queue)}` : ''}` },
       'Approve or reject everything held here, in bulk'))
     : null;
-  main.append(heading('Held for approval'), form, bulk,
+  append(main, heading('Held for approval'), form, bulk,
     h('section', { 'aria-labelledby': 'held-results' },
       h('h2', { id: 'held-results' }, 'Proposals'),
       status,

@@ -2,14 +2,14 @@
 // and the operator's actions on it: retry, cancel, resolve.
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
-import { acting, h, heading, problem, replace, sentence, unknown, when } from './dom.js';
+import { acting, append, h, heading, problem, replace, sentence, unknown, when } from './dom.js';
 import { member, pretty } from './json.js';
 
 export async function render(main, { rest, me, say }) {
   const id = rest[0] || '';
-  main.append(heading(`Item ${id}`));
+  append(main, heading(`Item ${id}`));
   const body = h('div', {});
-  main.append(body);
+  append(main, body);
 
   // The version the page shows: every action names it, so that it is made only if the item has
   // not changed since (it may have been retried and failed again: a second retry would send again;

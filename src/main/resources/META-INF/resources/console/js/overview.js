@@ -2,7 +2,7 @@
 // reason first, so that the first screen already says what went wrong.
 
 import { get } from './api.js';
-import { h, heading, problem, replace, seconds, table, when } from './dom.js';
+import { append, h, heading, problem, replace, seconds, table, when } from './dom.js';
 
 const REFRESH_MS = 4000;
 const LATEST = 10;
@@ -13,7 +13,7 @@ export async function render(main) {
   const queues = h('section', { 'aria-labelledby': 'queues-title' });
   const failures = h('section', { 'aria-labelledby': 'latest-title' });
   // Failures first: they are what an operator comes for, on a phone as on a desktop.
-  main.append(heading('Overview'), summary, stamp, failures, queues);
+  append(main, heading('Overview'), summary, stamp, failures, queues);
 
   async function refresh() {
     const [queueList, latest] = await Promise.allSettled([

@@ -1,7 +1,7 @@
 // Queues: pause and resume claims, and read and change a queue's policy, with who changed what.
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
-import { acting, h, heading, problem, replace, table, unknown, when } from './dom.js';
+import { acting, append, h, heading, problem, replace, table, unknown, when } from './dom.js';
 
 /** The policy's settings in the API's order, with what each one means to an operator. */
 const SETTINGS = [
@@ -28,7 +28,7 @@ export async function render(main, context) {
 }
 
 async function list(main, { me }) {
-  main.append(heading('Queues'));
+  append(main, heading('Queues'));
   const open = h('form', { id: 'open-queue', class: 'inline' },
     h('label', { for: 'queue-name' }, 'Open a queue by name'),
     h('input', { id: 'queue-name', name: 'queue', type: 'text', required: true,
@@ -39,7 +39,7 @@ async function list(main, { me }) {
     location.hash = `#/queues/${encodeURIComponent(new FormData(open).get('queue'))}`;
   });
   const body = h('div', {});
-  main.append(open, body);
+  append(main, open, body);
   try {
     const { queues } = await get('/v1/queues');
     replace(body, queues.length === 0 ? h('p', {}, 'No queue has live items or a policy yet.')
@@ -54,9 +54,9 @@ async function list(main, { me }) {
 
 async function one(main, { me, say }, queue) {
   const path = `/v1/queues/${encodeURIComponent(queue)}`;
-  main.append(heading(`Queue ${queue}`));
+  append(main, heading(`Queue ${queue}`));
   const body = h('div', {});
-  main.append(body);
+  append(main, body);
 
   // The version the form shows: a save names it, so that it cannot overwrite a change made since.
   let etag = null;

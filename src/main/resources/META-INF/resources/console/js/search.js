@@ -2,7 +2,7 @@
 // What was searched stays out of the URL: dedupe keys and references can name people.
 
 import { get } from './api.js';
-import { h, heading, problem, replace, table, when } from './dom.js';
+import { append, h, heading, problem, replace, table, when } from './dom.js';
 
 export async function render(main) {
   const form = h('form', { id: 'search-form', role: 'search', class: 'inline' },
@@ -11,7 +11,7 @@ export async function render(main) {
       autocomplete: 'off' }),
     h('button', { type: 'submit', id: 'search-go' }, 'Search'));
   const out = h('section', { 'aria-live': 'polite', id: 'search-results' });
-  main.append(heading('Search'), form, out);
+  append(main, heading('Search'), form, out);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const q = new FormData(form).get('q');
