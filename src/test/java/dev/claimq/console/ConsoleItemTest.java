@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
@@ -40,6 +41,36 @@ class ConsoleItemTest extends ConsoleTest {
         .get("/v1/items/{id}", toResolve)
         .then()
         .body("externalRef", org.hamcrest.Matchers.equalTo("msg_0193"));
+  }
+
+  @Test
+  void an_address_that_is_not_valid_percent_encoding_names_no_item_and_leaves_no_actions() {
+    String id = Seed.failed(uniqueQueue("address"), "a/1", "mailer-1", "mailbox full");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/items/" + id);
+    browser.text(By.id("state"), "failed");
+    browser.visible(By.id("retry"));
+    browser.log(); // what the browser said so far
+
+    // %E0%A4 is the start of a three-byte UTF-8 sequence, cut short: decodeURIComponent throws.
+    browser.script("location.hash = '#/items/%E0%A4'");
+    browser.text(By.cssSelector("main h1"), "No such page");
+    browser.text(
+        By.cssSelector("main .problem"), "#/items/%E0%A4 is not correctly percent-encoded");
+    // Nothing of the item shown before stays under the new address, least of all its actions.
+    for (String gone : List.of("retry", "cancel", "actions", "state", "reason", "payload")) {
+      assertThat(browser.driver().findElements(By.id(gone))).as("#%s", gone).isEmpty();
+    }
+    assertThat(browser.driver().findElement(By.id("main")).getText()).doesNotContain(id);
+    assertThat(browser.log())
+        .as("the browser's console: no uncaught URIError")
+        .noneSatisfy(entry -> assertThat(entry.getLevel().getName()).isEqualTo("SEVERE"));
+
+    // A good address after it opens its item again.
+    browser.script("location.hash = '#/items/" + id + "'");
+    browser.text(By.id("state"), "failed");
+    browser.visible(By.id("retry"));
   }
 
   @Test

@@ -2,7 +2,7 @@
 // main element. Screens are modules of their own; each answers a function that stops its timers.
 
 import { ApiError, call, session, whenUnauthorized } from './api.js';
-import { replace } from './dom.js';
+import { append, h, heading, replace } from './dom.js';
 import * as overview from './overview.js';
 import * as failed from './failed.js';
 import * as held from './held.js';
@@ -28,18 +28,38 @@ export function say(text, kind = 'info') {
   messages.textContent = text;
 }
 
+/**
+ * Where the hash points: the screen's name, its path segments decoded, and its query. rest is
+ * null when a segment is not valid percent-encoding (#/items/%E0%A4): it names nothing.
+ */
 function route() {
   const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
-  const [name, ...rest] = path.split('/');
-  return { name, rest: rest.map(decodeURIComponent), params: new URLSearchParams(query || '') };
+  const [name, ...segments] = path.split('/');
+  let rest;
+  try {
+    rest = segments.map(decodeURIComponent);
+  } catch (e) {
+    if (!(e instanceof URIError)) throw e;
+    rest = null;
+  }
+  return { name, rest, params: new URLSearchParams(query || '') };
 }
+
+/** The screen for an address that names nothing: it says so, and shows nothing of before. */
+const nowhere = {
+  render(main) {
+    append(main, heading('No such page'), h('p', { class: 'problem', role: 'alert' },
+      `The address ${location.hash} is not correctly percent-encoded, so it names no item,`
+      + ' queue or screen. Check the link, or start again from the Overview.'));
+  },
+};
 
 async function show() {
   if (leave) leave();
   leave = null;
   if (!me) return;
   const where = route();
-  const screen = screens[where.name] || overview;
+  const screen = where.rest === null ? nowhere : screens[where.name] || overview;
   for (const link of document.querySelectorAll('#nav a')) {
     const current = link.getAttribute('href') === `#/${where.name}`;
     if (current) link.setAttribute('aria-current', 'page');
