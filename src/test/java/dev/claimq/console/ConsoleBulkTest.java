@@ -83,6 +83,33 @@ class ConsoleBulkTest extends ConsoleTest {
   }
 
   @Test
+  void a_limit_is_sent_digit_for_digit_and_its_refusal_names_it() {
+    String queue = uniqueQueue("bulklimit");
+    String id = Seed.failed(queue, "l/1", "mailer-1", "gone for good");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/bulk?queue=" + queue);
+
+    // 007 is not previewed as a limit of 7: it is sent as typed, and JSON has no number 007.
+    browser.type(By.id("bulk-limit"), "007");
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result"), "The dry run was refused: The body is not valid JSON");
+    assertThat(browser.visible(By.id("bulk-result")).getText())
+        .contains("That is limit, sent as typed, 007: a JSON number does not start with 0");
+    assertThat(browser.driver().findElements(By.id("confirm"))).isEmpty();
+
+    // More digits than a double holds: refused by name, as typed, not as 1.2345678901234568e+22.
+    browser.type(By.id("bulk-limit"), "12345678901234567890123");
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result"), "The dry run was refused: The value of 'limit'");
+    assertThat(browser.visible(By.id("bulk-result")).getText())
+        .doesNotContain("whole number")
+        .doesNotContain("e+22");
+    assertThat(browser.driver().findElements(By.id("confirm"))).isEmpty();
+    assertThat(Seed.state(id)).isEqualTo("failed");
+  }
+
+  @Test
   void
       a_confirmation_after_another_operator_changed_a_previewed_item_does_nothing_and_previews_again() {
     String queue = uniqueQueue("bulkstale");

@@ -73,6 +73,46 @@ class ConsoleQueuesTest extends ConsoleTest {
   }
 
   @Test
+  void a_number_is_sent_digit_for_digit_and_its_refusal_says_why_beside_the_field() {
+    String queue = uniqueQueue("typed");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/queues/" + queue);
+    browser.visible(By.id("save-policy"));
+
+    // 007 is not saved as 7: it is sent as typed, and JSON has no number 007.
+    browser.type(By.id("policy-maxAttempts"), "007");
+    browser.click(By.id("save-policy"));
+    browser.text(By.id("messages"), "Policy refused (400): The body is not valid JSON");
+    assertThat(browser.visible(By.id("messages")).getText())
+        .contains("That is maxAttempts, sent as typed, 007: a JSON number does not start with 0");
+    assertThat(browser.visible(By.id("policy-maxAttempts-problem")).getText())
+        .contains("does not start with 0")
+        .contains("(sent as typed: 007)");
+    assertThat(browser.focused().getAttribute("id")).isEqualTo("policy-maxAttempts");
+    assertThat(browser.visible(By.id("policy-maxAttempts")).getAttribute("value")).isEqualTo("007");
+    assertThat(policy(queue).getString("maxAttempts")).isNull();
+
+    // More digits than a double holds: sent as those digits, not as 1.2345678901234568e+22, so
+    // the refusal is about what was typed, not "must be a whole number".
+    browser.type(By.id("policy-maxAttempts"), "12345678901234567890123");
+    browser.click(By.id("save-policy"));
+    browser.text(By.id("messages"), "Policy refused (400): The value of 'maxAttempts'");
+    assertThat(browser.visible(By.id("messages")).getText())
+        .doesNotContain("whole number")
+        .doesNotContain("e+22");
+    assertThat(browser.visible(By.id("policy-maxAttempts-problem")).getText())
+        .contains("(sent as typed: 12345678901234567890123)");
+    assertThat(policy(queue).getString("maxAttempts")).isNull();
+
+    // Digits typed right are saved as they are.
+    browser.type(By.id("policy-maxAttempts"), "12");
+    browser.click(By.id("save-policy"));
+    browser.text(By.id("messages"), "Policy of " + queue + " saved.");
+    assertThat(policy(queue).getInt("maxAttempts")).isEqualTo(12);
+  }
+
+  @Test
   void a_save_from_a_page_read_before_another_change_is_refused_and_shows_that_change() {
     String queue = uniqueQueue("stale");
     Browser browser = browser();

@@ -1,6 +1,8 @@
 // The console's one door to claimq's public API: every call sends this tab's key, and every
 // refusal becomes an ApiError carrying the problem+json the service answered.
 
+import { stringify } from './json.js';
+
 const KEY = 'claimq.key';
 
 /** The key lives in this tab's sessionStorage only: never a URL, a cookie or localStorage. */
@@ -11,16 +13,54 @@ export const session = {
 };
 
 export class ApiError extends Error {
-  constructor(status, problem) {
-    super(problem.detail || problem.title || `HTTP ${status}`);
+  /** typed: the numbers the request sent as typed, and where (json.js's stringify). */
+  constructor(status, problem, typed = []) {
+    const at = notJsonAt(status, problem, typed);
+    const detail = problem.detail || problem.title || `HTTP ${status}`;
+    super(at ? `${detail} That is ${at.field}, sent as typed, ${at.text}: ${notJson(at)}.` : detail);
     this.status = status;
     this.problem = problem;
+    this.typed = typed;
+    this.at = at;
   }
 
-  /** The field named first in the problem's errors, if any. */
+  /**
+   * The field named first in the problem's errors; or, for a body the service could not parse,
+   * the typed number where it stopped (the service names no field then, only a column).
+   */
   get field() {
-    return this.problem.errors && this.problem.errors[0] ? this.problem.errors[0].field : null;
+    if (this.problem.errors && this.problem.errors[0]) return this.problem.errors[0].field;
+    return this.at ? this.at.field : null;
   }
+
+  /** What is wrong with that field, with what was sent when it was a typed number. */
+  get fieldMessage() {
+    const field = this.field;
+    if (!field) return null;
+    const typed = this.typed.find((t) => t.field === field);
+    if (this.at && this.at.field === field) return `${notJson(this.at)} (sent as typed: ${typed.text})`;
+    const message = this.problem.errors[0].message || this.message;
+    return typed ? `${message} (sent as typed: ${typed.text})` : message;
+  }
+}
+
+/**
+ * The typed number in which a 400 "The body is not valid JSON (line 1, column 17)" stopped, if
+ * it stopped in one. The body is one line; the column counts UTF-8 bytes from 1.
+ */
+function notJsonAt(status, problem, typed) {
+  const where = status === 400 && !problem.errors
+    && /not valid JSON \(line 1, column (\d+)\)/.exec(problem.detail || '');
+  if (!where) return null;
+  const i = Number(where[1]) - 1;
+  return typed.find((t) => t.from <= i && i <= t.to) || null;
+}
+
+/** Why typed digits are not a JSON number: the only way they are not is a leading zero. */
+function notJson(at) {
+  return /^-?0\d/.test(at.text)
+    ? 'a JSON number does not start with 0 unless it is 0, so the service refused it'
+    : 'the service could not read it as a JSON number';
 }
 
 // The API is at the service's root: one level up from /console/.
@@ -34,9 +74,10 @@ export function whenUnauthorized(handler) {
 
 /**
  * Calls the API and answers {body, text, headers}. `text` is the body as sent, for what must be
- * shown exactly (payload numbers that a double would round). Query values that are undefined,
- * null or '' are left out; every other value is sent as given. `ifMatch`, when given, is sent as
- * the If-Match header: the ETag of the read a change was made from.
+ * shown exactly (payload numbers that a double would round). A request body's Typed numbers are
+ * sent as their digits (json.js). Query values that are undefined, null or '' are left out; every
+ * other value is sent as given. `ifMatch`, when given, is sent as the If-Match header: the ETag of
+ * the read a change was made from.
  */
 export async function call(path, { method = 'GET', query, body, ifMatch } = {}) {
   const url = new URL(path.replace(/^\//, ''), root);
@@ -48,12 +89,13 @@ export async function call(path, { method = 'GET', query, body, ifMatch } = {}) 
   const key = session.key();
   if (key) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const sent = body === undefined ? undefined : stringify(body);
   let response;
   try {
     response = await fetch(url, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: sent?.text,
       cache: 'no-store',
       credentials: 'omit',
     });
@@ -73,7 +115,7 @@ export async function call(path, { method = 'GET', query, body, ifMatch } = {}) 
     parsed = { detail: text };
   }
   if (!response.ok) {
-    const error = new ApiError(response.status, parsed || {});
+    const error = new ApiError(response.status, parsed || {}, sent?.typed);
     if (response.status === 401) onUnauthorized(error);
     throw error;
   }

@@ -4,6 +4,7 @@
 import { outcomeUnknown, post } from './api.js';
 import { acting, append, h, heading, problem, replace, unknown } from './dom.js';
 import * as filters from './filters.js';
+import { Typed } from './json.js';
 import { failure } from './overview.js';
 
 /** Per action: the states it takes (the first is the API's default) and its words. */
@@ -72,7 +73,7 @@ export async function render(main, { params, me, say }) {
       ...(ACTIONS[which].decision ? {} : { state: data.get('state'), ...(reason ? { reason } : {}) }),
       ...(which === 'reject' ? { reason: data.get('rejection') } : {}),
       dryRun,
-      ...(limit === '' ? {} : { limit: /^\d+$/.test(limit) ? Number(limit) : limit }),
+      ...(limit === '' ? {} : { limit: /^-?\d+$/.test(limit) ? new Typed(limit) : limit }),
     };
   }
 

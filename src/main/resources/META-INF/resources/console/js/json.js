@@ -1,5 +1,60 @@
 // Payloads are shown as claimq stores them. JSON.parse would turn 0.30000000000000000001 into
 // 0.3 and 1.50 into 1.5, so the console re-indents the text it was sent instead of parsing it.
+// Numbers an operator types go the other way as exactly: their digits are the JSON sent.
+
+/**
+ * A number as an operator typed it (digits, perhaps a minus): sent as those digits, never through
+ * a double, which would save 007 as 7 and send 12345678901234567890123 as 1.2345678901234568e+22.
+ */
+export class Typed {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/**
+ * JSON text for a request body, as JSON.stringify writes it but for each Typed, whose text is
+ * written as it is: the service judges what was typed. Answers the text and, for each Typed,
+ * {field, text, from, to}: its name as the service spells a field (limit, a.b[1]) and where its
+ * token is, in UTF-8 bytes from 0, as the service counts the columns of a body it cannot parse.
+ */
+export function stringify(value) {
+  const typed = [];
+  let out = '';
+  const write = (v, path) => {
+    if (v instanceof Typed) {
+      typed.push({ field: path, text: v.text, from: out.length, to: out.length + v.text.length });
+      out += v.text;
+    } else if (Array.isArray(v)) {
+      out += '[';
+      v.forEach((e, i) => {
+        if (i > 0) out += ',';
+        write(e === undefined ? null : e, `${path}[${i}]`);
+      });
+      out += ']';
+    } else if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+      out += '{';
+      let first = true;
+      for (const [k, e] of Object.entries(v)) {
+        if (e === undefined) continue;
+        out += `${first ? '' : ','}${JSON.stringify(k)}:`;
+        first = false;
+        write(e, path ? `${path}.${k}` : k);
+      }
+      out += '}';
+    } else {
+      out += JSON.stringify(v);
+    }
+  };
+  write(value, '');
+  const bytes = new TextEncoder();
+  for (const t of typed) {
+    const from = bytes.encode(out.slice(0, t.from)).length;
+    t.to = from + bytes.encode(t.text).length;
+    t.from = from;
+  }
+  return { text: out, typed };
+}
 
 /** The source text of a top-level member's value in a JSON object's text, or null. */
 export function member(text, name) {

@@ -2,6 +2,7 @@
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
 import { acting, append, h, heading, problem, replace, table, unknown, when } from './dom.js';
+import { stringify, Typed } from './json.js';
 
 /** The policy's settings in the API's order, with what each one means to an operator. */
 const SETTINGS = [
@@ -135,11 +136,12 @@ async function one(main, { me, say }, queue) {
       for (const [name] of SETTINGS) {
         const value = data.get(name);
         if (value === '' || value === null) continue;
-        // Sent as typed: a number when it is one, else the text, for the API to refuse by name.
+        // Sent as typed: digits as the JSON number they spell (007 too, for the API to refuse),
+        // anything else as text, for the API to refuse by name.
         if (name === 'requireApproval') wanted[name] = value === 'true';
         else {
           wanted[name] = TEXT_SETTINGS.includes(name) || name === 'onUnknownOutcome'
-            || !/^-?\d+$/.test(value) ? value : Number(value);
+            || !/^-?\d+$/.test(value) ? value : new Typed(value);
         }
       }
       try {
@@ -157,7 +159,7 @@ async function one(main, { me, say }, queue) {
           const now = await load();
           say(`Not saved: the policy of ${queue} was changed${now && now.updatedAt
             ? ` by ${now.updatedBy || 'a key'} at ${now.updatedAt}` : ''} since this page read it,`
-            + ` and the form now shows it as it is. Your settings were ${JSON.stringify(wanted)}:`
+            + ` and the form now shows it as it is. Your settings were ${stringify(wanted).text}:`
             + ' save them again if they still apply.', 'error');
           document.getElementById('save-policy')?.focus();
           return;
@@ -166,7 +168,7 @@ async function one(main, { me, say }, queue) {
         const field = e instanceof ApiError ? e.field : null;
         const slot = field && document.getElementById(`policy-${field}-problem`);
         if (slot) {
-          slot.textContent = e.problem.errors[0].message || e.message;
+          slot.textContent = e.fieldMessage;
           slot.hidden = false;
           document.getElementById(`policy-${field}`).setAttribute('aria-invalid', 'true');
           document.getElementById(`policy-${field}`).focus();
