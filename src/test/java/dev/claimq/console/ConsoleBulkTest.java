@@ -103,7 +103,7 @@ class ConsoleBulkTest extends ConsoleTest {
     browser.click(By.id("preview"));
     browser.text(By.id("bulk-result"), "The dry run was refused: The value of 'limit'");
     assertThat(browser.visible(By.id("bulk-result")).getText())
-        .doesNotContain("whole number")
+        .contains("must be a whole number from 1 to 500")
         .doesNotContain("e+22");
     assertThat(browser.driver().findElements(By.id("confirm"))).isEmpty();
     assertThat(Seed.state(id)).isEqualTo("failed");

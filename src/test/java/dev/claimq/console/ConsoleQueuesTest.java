@@ -94,12 +94,12 @@ class ConsoleQueuesTest extends ConsoleTest {
     assertThat(policy(queue).getString("maxAttempts")).isNull();
 
     // More digits than a double holds: sent as those digits, not as 1.2345678901234568e+22, so
-    // the refusal is about what was typed, not "must be a whole number".
+    // the refusal is about what was typed: past the field's range, not a number of another type.
     browser.type(By.id("policy-maxAttempts"), "12345678901234567890123");
     browser.click(By.id("save-policy"));
     browser.text(By.id("messages"), "Policy refused (400): The value of 'maxAttempts'");
     assertThat(browser.visible(By.id("messages")).getText())
-        .doesNotContain("whole number")
+        .contains("must be a whole number from 1 to 100")
         .doesNotContain("e+22");
     assertThat(browser.visible(By.id("policy-maxAttempts-problem")).getText())
         .contains("(sent as typed: 12345678901234567890123)");
