@@ -169,12 +169,8 @@ public class ProblemMappers {
           && !jsonPath(mapping).isEmpty()) {
         String field = jsonPath(mapping);
         String reason = "must be a whole number" + range(mapping);
-        return problem(
-            400,
-            "invalid-request",
-            "Invalid request",
-            "The value of '" + field + "' " + reason + ".",
-            List.of(new Problem.FieldError(field, reason)));
+        return malformed(
+            "The value of '" + field + "' " + reason + ".", new Problem.FieldError(field, reason));
       }
       if (cause instanceof UnstorableValueException unstorable) {
         String field = jsonPath(unstorable) + unstorable.inside;

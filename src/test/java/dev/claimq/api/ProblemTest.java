@@ -139,7 +139,7 @@ class ProblemTest extends AsAdmin {
                 .body("{\"dedupeKey\": \"k\", \"payload\": 1, \"priority\": 2147483648}")
                 .post("/v1/queues/emails/items"),
             400,
-            "invalid-request")
+            "malformed-request")
         .body("errors[0].field", equalTo("priority"))
         .body("errors[0].message", equalTo("must be a whole number from -32768 to 32767"));
     problem(
@@ -150,7 +150,7 @@ class ProblemTest extends AsAdmin {
                         + " \"retryAfterSeconds\": 99999999999999999999}]}")
                 .post("/v1/items:fail"),
             400,
-            "invalid-request")
+            "malformed-request")
         .body("errors[0].field", equalTo("items[0].retryAfterSeconds"))
         .body("errors[0].message", equalTo("must be a whole number from 0 to 86400"));
   }
