@@ -299,8 +299,15 @@ public class Conformance {
           "a 204 means wait (long-poll or back off), not spin; new work is still picked up");
     }
 
+    // The empty stretch starts at the worker's first claim, not at the run's start: a worker
+    // whose own start-up is slow (a JVM, a loaded machine) is judged on its claims alone.
     void setUp(Run run) {
-      run.after(EMPTY_FOR, () -> run.claimq.enqueue(Map.of("to", "late@example.com")));
+      run.onceSettled(
+          () -> run.firstClaimAsked != null,
+          () ->
+              run.after(
+                  run.firstClaimAsked + EMPTY_FOR - run.now(),
+                  () -> run.claimq.enqueue(Map.of("to", "late@example.com"))));
     }
 
     boolean settled(Run run) {
@@ -308,33 +315,35 @@ public class Conformance {
     }
 
     int timeoutSeconds(Run run) {
-      return (int) EMPTY_FOR + 25;
+      return (int) EMPTY_FOR + 30;
     }
 
     Verdict judge(Run run) {
+      Double first = run.firstClaimAsked;
+      if (first == null) {
+        return Verdict.fail("no claim at all in %d s", timeoutSeconds(run));
+      }
       // Asked before the item came: a long-polled claim is answered when it does.
-      long claims = run.timeline.count(e -> e.isClaim() && e.asked < EMPTY_FOR);
+      long claims = run.timeline.count(e -> e.isClaim() && e.asked < first + EMPTY_FOR);
       if (claims > MAX_CLAIMS) {
         return Verdict.fail(
             "%d claims in %.0f s on an empty queue: it spins on 204 (at most %d allowed)",
             claims, EMPTY_FOR, MAX_CLAIMS);
       }
-      if (claims == 0) {
-        return Verdict.fail("no claim at all in the first %.0f s", EMPTY_FOR);
-      }
       Item late = run.claimq.items().isEmpty() ? null : run.claimq.items().get(0);
       if (late == null || late.claimedAt == null) {
         return Verdict.fail(
-            "the item enqueued at +%.1f s was never claimed (within 25 s)", EMPTY_FOR);
+            "the item enqueued %.0f s after the first claim (at +%.2f s) was never claimed",
+            EMPTY_FOR, first + EMPTY_FOR);
       }
       Verdict problem = firstProblem(sentOnceAndCompleted(run, late));
       return problem != null
           ? problem
           : Verdict.pass(
               String.format(
-                  "%d claims in %.0f s of empty queue; the item enqueued at +%.1f s was claimed"
-                      + " at +%.2f s",
-                  claims, EMPTY_FOR, EMPTY_FOR, late.claimedAt));
+                  "%d claims in %.0f s of empty queue from the first at +%.2f s; the item"
+                      + " enqueued at +%.2f s was claimed at +%.2f s",
+                  claims, EMPTY_FOR, first, first + EMPTY_FOR, late.claimedAt));
     }
   }
 
@@ -1056,6 +1065,8 @@ public class Conformance {
     volatile Double outageStartedAt;
     volatile Double outageEndedAt;
     volatile Double idleOutageAt;
+    /** When the worker's first claim arrived (a long-polled one is answered later). */
+    volatile Double firstClaimAsked;
     private final List<Map.Entry<BooleanSupplier, Runnable>> watches = new ArrayList<>();
     volatile Item inHand;
     Verdict verdict;
@@ -1437,6 +1448,9 @@ public class Conformance {
         double asked = run.now();
         byte[] raw = exchange.getRequestBody().readAllBytes();
         Call call = new Call(exchange, raw);
+        if (call.operation.equals("claim") && run.firstClaimAsked == null) {
+          run.firstClaimAsked = asked;
+        }
         Reply reply = answer(call);
         run.timeline.add(
             asked,
