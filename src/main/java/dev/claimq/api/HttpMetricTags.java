@@ -15,6 +15,9 @@ import java.util.Set;
  * requests without a key could add series at will (a made-up method each, a 5,000-digit id), and
  * once 100 paths were tagged the routes used after them had no metrics at all. A method other than
  * HTTP's own is tagged OTHER; an API path is tagged with its template, or UNKNOWN.
+ *
+ * <p>Micrometer maps an id once, when it first makes the id's meter (it keeps meters by the id as
+ * recorded), so the template lookup runs once per series, not on every request.
  */
 @Singleton
 public class HttpMetricTags {
