@@ -1,6 +1,8 @@
 package dev.claimq.api;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import dev.claimq.config.ClaimqConfig;
 import io.quarkus.resteasy.reactive.jackson.runtime.serialisers.FullyFeaturedServerJacksonMessageBodyReader;
 import jakarta.enterprise.inject.Instance;
@@ -70,8 +72,14 @@ public class CheckedJsonReader extends FullyFeaturedServerJacksonMessageBodyRead
       maxBytes = config.get().limits().bodyBytes();
       this.maxBytes = maxBytes;
     }
-    return super.readFrom(
-        type, genericType, annotations, mediaType, headers, new Checked(body, maxBytes));
+    Checked checked = new Checked(body, maxBytes);
+    Object value = super.readFrom(type, genericType, annotations, mediaType, headers, checked);
+    if (value == null && checked.read > 0) {
+      // Quarkus reads a body of null, or of white space alone, as no body. Sent where a body is
+      // optional (a claim's) that took every default: an explicit null, which a field is refused.
+      throw MismatchedInputException.from((JsonParser) null, type, "no JSON object in the body");
+    }
+    return value;
   }
 
   /**

@@ -890,7 +890,7 @@ final class HostileRequests {
     }
 
     void wholeBody() {
-      // For a claim the body is optional: no body, or one it need not read, is valid.
+      // For a claim the body is optional: no body at all is valid.
       boolean optional = !op.bodyRequired();
       rewritten(MALFORMED, "truncated JSON", Json::truncated);
       refused(MALFORMED, "not JSON", draft -> draft.body = ascii("claim it please"));
@@ -903,12 +903,8 @@ final class HostileRequests {
       rewritten(MALFORMED, "two documents", body -> concat(body, ascii(" "), body));
       rewritten(MALFORMED, "a trailing comma", body -> concat(Json.truncated(body), ascii(",}")));
       rewritten(MALFORMED, "a comment before the body", body -> concat(ascii("/* hi */"), body));
-      Consumer<Draft> jsonNull = draft -> draft.body = Json.raw("null");
-      if (optional) {
-        scratch(MALFORMED, "null", Expect.WELL_FORMED, jsonNull);
-      } else {
-        refused(MALFORMED, "null", jsonNull);
-      }
+      // Not "no body": an explicit null, which takes no default, as a field's does not.
+      refused(MALFORMED, "null", draft -> draft.body = Json.raw("null"));
 
       refused(UNKNOWN_FIELD, "an unknown field", draft -> ((Json.Obj) draft.body).add("extra", 1));
       if (op.batch()) {
@@ -959,7 +955,6 @@ final class HostileRequests {
 
       Map<String, Consumer<Draft>> bodies = new LinkedHashMap<>();
       bodies.put("no bytes at all", draft -> draft.body = new byte[0]);
-      bodies.put("only whitespace", draft -> draft.body = ascii(" \r\n\t "));
       for (String type : CONTENT_TYPES) {
         String what = type == null ? "no Content-Type" : "Content-Type " + type;
         bodies.put(what, draft -> draft.contentType = type);
@@ -973,6 +968,8 @@ final class HostileRequests {
               refused(hostileClass, what, UNSUPPORTED_BODY, mutation);
             }
           });
+
+      refused(EMPTY_BODY, "only whitespace", draft -> draft.body = ascii(" \r\n\t "));
 
       // Without a Content-Length the body limit must be kept while reading.
       scratch(CHUNKED, "the valid body, chunked", Expect.ACCEPTED, chunked(draft -> {}));
