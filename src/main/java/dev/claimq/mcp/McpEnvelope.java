@@ -2,6 +2,7 @@ package dev.claimq.mcp;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.claimq.api.BodyEncoding;
@@ -17,11 +18,14 @@ import io.vertx.ext.web.handler.BodyHandler;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntFunction;
+import java.util.stream.Collectors;
 
 /**
  * Refuses a POST to /mcp whose JSON-RPC envelope is broken before the MCP extension reads it: the
@@ -108,6 +112,15 @@ public class McpEnvelope {
     JsonNode body;
     try {
       body = ToolArguments.body(bytes);
+    } catch (ToolArguments.NamedTwice e) {
+      Refusal twice = new Refusal(e.id, INVALID_REQUEST, e.getMessage());
+      if (e.batch == null) {
+        refuse(context, twice.id, twice.code, twice.message);
+      } else {
+        refuseEachRequest(
+            context, e.batch, at -> at == e.index ? twice : refusalOf(e.batch.get(at)));
+      }
+      return;
     } catch (ToolArguments.Unreadable e) {
       refuse(context, null, PARSE_ERROR, "The body cannot be read: " + e.getMessage() + ".");
       return;
@@ -136,8 +149,12 @@ public class McpEnvelope {
       if (!wellFormedBatch(context, body)) {
         return;
       }
-    } else if (!wellFormed(context, body)) {
-      return;
+    } else {
+      Refusal refusal = refusalOf(body);
+      if (refusal != null) {
+        refuse(context, refusal.id, refusal.code, refusal.message);
+        return;
+      }
     }
     context.put(MESSAGE, body);
     context.next();
@@ -145,13 +162,13 @@ public class McpEnvelope {
 
   /** True when the batch may go on; else the refusal has been sent. */
   private boolean wellFormedBatch(RoutingContext context, JsonNode batch) {
+    if (!refuseEachRequest(context, batch, at -> refusalOf(batch.get(at)))) {
+      return false;
+    }
     Set<String> ids = new HashSet<>();
     boolean answers = false;
     boolean others = false;
     for (JsonNode message : batch) {
-      if (!wellFormed(context, message)) {
-        return false;
-      }
       if (isAnswer(message)) {
         answers = true;
         continue;
@@ -184,24 +201,75 @@ public class McpEnvelope {
     return true;
   }
 
+  /**
+   * True when every message of the batch is well formed; else the batch has been answered, as
+   * JSON-RPC answers a batch, with an array: each refused message's own error, and for each of its
+   * other requests an error saying it was not run. Nothing of a batch with a broken message runs,
+   * so that a client can send it again, mended, without running half of it twice.
+   */
+  private static boolean refuseEachRequest(
+      RoutingContext context, JsonNode batch, IntFunction<Refusal> refusalAt) {
+    List<Refusal> refusals = new ArrayList<>();
+    List<Integer> refused = new ArrayList<>();
+    for (int at = 0; at < batch.size(); at++) {
+      Refusal refusal = refusalAt.apply(at);
+      refusals.add(refusal);
+      if (refusal != null) {
+        refused.add(at);
+      }
+    }
+    if (refused.isEmpty()) {
+      return true;
+    }
+    String which = refused.stream().map(at -> "[" + at + "]").collect(Collectors.joining(", "));
+    ArrayNode answers = JsonNodeFactory.instance.arrayNode();
+    for (int at = 0; at < batch.size(); at++) {
+      Refusal refusal = refusals.get(at);
+      JsonNode message = batch.get(at);
+      if (refusal != null) {
+        answers.add(error(refusal.id, refusal.code, refusal.message));
+      } else if (!isAnswer(message)
+          && !message.path("method").textValue().startsWith("notifications/")) {
+        answers.add(
+            error(
+                message.get("id"),
+                INVALID_REQUEST,
+                "Not run: the batch has "
+                    + (refused.size() == 1 ? "a message" : "messages")
+                    + " refused ("
+                    + which
+                    + "), and no part of such a batch is run. Send it again without "
+                    + (refused.size() == 1
+                        ? "that message, or with it mended."
+                        : "them, or with them mended.")));
+      }
+    }
+    context
+        .response()
+        .setStatusCode(400)
+        .putHeader("Content-Type", "application/json")
+        .end(answers.toString());
+    return false;
+  }
+
   private static boolean isAnswer(JsonNode message) {
     return !message.has("method") && (message.has("result") || message.has("error"));
   }
 
-  /** True when the message may go on; else the refusal has been sent. */
-  private boolean wellFormed(RoutingContext context, JsonNode message) {
+  /** A JSON-RPC error for one message: its id (null when it has none that can be read). */
+  private record Refusal(JsonNode id, int code, String message) {}
+
+  /** Null when the message may go on; else why not. */
+  private static Refusal refusalOf(JsonNode message) {
     if (!message.isObject()) {
-      refuse(context, null, INVALID_REQUEST, "A JSON-RPC message is an object.");
-      return false;
+      return new Refusal(null, INVALID_REQUEST, "A JSON-RPC message is an object.");
     }
     JsonNode id = message.get("id");
     if (id != null && !(id.isTextual() || id.isIntegralNumber() || id.isNull())) {
-      refuse(context, null, INVALID_REQUEST, "'id' must be a string or a whole number.");
-      return false;
+      return new Refusal(null, INVALID_REQUEST, "'id' must be a string or a whole number.");
     }
     if (!"2.0".equals(message.path("jsonrpc").textValue())) {
-      refuse(context, id, INVALID_REQUEST, "'jsonrpc' must be \"2.0\".");
-      return false;
+      return new Refusal(id, INVALID_REQUEST, "'jsonrpc' must be \"2.0\".");
     }
     JsonNode method = message.get("method");
     if (method == null) {
@@ -209,52 +277,43 @@ public class McpEnvelope {
         // The client's answer to a request of the server's, whose ids are whole numbers: the
         // extension reads an answer's id as a long, and fails on any other (a 500, an ERROR).
         if (id == null || !id.isIntegralNumber() || !id.canConvertToLong()) {
-          refuse(
-              context,
+          return new Refusal(
               null,
               INVALID_REQUEST,
               "An answer's 'id' must be the id of the server's request it answers, a whole"
                   + " number.");
-          return false;
         }
-        return true;
+        return null;
       }
-      refuse(context, id, INVALID_REQUEST, "'method' is missing.");
-      return false;
+      return new Refusal(id, INVALID_REQUEST, "'method' is missing.");
     }
     if (!method.isTextual()) {
-      refuse(context, id, INVALID_REQUEST, "'method' must be a string.");
-      return false;
+      return new Refusal(id, INVALID_REQUEST, "'method' must be a string.");
     }
     // JSON-RPC answers a request by its id, and MCP allows no null one: a request without an id
     // would run and be answered with none, or (in a batch) not be found again by its tool.
     if (!method.textValue().startsWith("notifications/") && (id == null || id.isNull())) {
-      refuse(
-          context,
+      return new Refusal(
           null,
           INVALID_REQUEST,
           "'id' is "
               + (id == null ? "missing" : "null")
               + ": a request needs an id, a string or a whole number, to be answered; only"
               + " notifications (notifications/...) go without one.");
-      return false;
     }
     JsonNode params = message.get("params");
     if (params != null && !params.isObject()) {
-      refuse(context, id, INVALID_PARAMS, "'params' must be an object.");
-      return false;
+      return new Refusal(id, INVALID_PARAMS, "'params' must be an object.");
     }
     String unstorable = unstorable(message);
     if (unstorable != null) {
-      refuse(context, id, INVALID_PARAMS, unstorable);
-      return false;
+      return new Refusal(id, INVALID_PARAMS, unstorable);
     }
     String misshapen = McpParams.whyNot(method.textValue(), params);
     if (misshapen != null) {
-      refuse(context, id, INVALID_PARAMS, misshapen);
-      return false;
+      return new Refusal(id, INVALID_PARAMS, misshapen);
     }
-    return true;
+    return null;
   }
 
   /** Null when the body is UTF-8 JSON text as the API reads it; else why not. */
@@ -331,15 +390,19 @@ public class McpEnvelope {
   }
 
   private static void refuse(RoutingContext context, JsonNode id, int code, String message) {
-    ObjectNode answer = JsonNodeFactory.instance.objectNode();
-    answer.put("jsonrpc", "2.0");
-    answer.set("id", id == null ? JsonNodeFactory.instance.nullNode() : id);
-    answer.putObject("error").put("code", code).put("message", message);
     context
         .response()
         .setStatusCode(400)
         .putHeader("Content-Type", "application/json")
-        .end(answer.toString());
+        .end(error(id, code, message).toString());
+  }
+
+  private static ObjectNode error(JsonNode id, int code, String message) {
+    ObjectNode answer = JsonNodeFactory.instance.objectNode();
+    answer.put("jsonrpc", "2.0");
+    answer.set("id", id == null ? JsonNodeFactory.instance.nullNode() : id);
+    answer.putObject("error").put("code", code).put("message", message);
+    return answer;
   }
 
   private static void refuseUnsupported(RoutingContext context, String detail) {

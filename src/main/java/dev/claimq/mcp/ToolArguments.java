@@ -1,6 +1,7 @@
 package dev.claimq.mcp;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonStreamContext;
@@ -67,7 +68,64 @@ class ToolArguments {
         throw new Unreadable(StrictJson.pathOf(parser), e);
       } catch (StrictJson.NestedTooDeep e) {
         throw new Unreadable(holderOf(parser), e);
+      } catch (JsonParseException e) {
+        if (String.valueOf(e.getOriginalMessage()).startsWith("Duplicate field")) {
+          throw new NamedTwice(StrictJson.pathOf(parser), e, text);
+        }
+        throw e;
       }
+    }
+  }
+
+  /**
+   * A message that names a field twice in one object: valid JSON text (RFC 8259 only asks that
+   * names be unique), but an ambiguous request. The body read again, keeping the last of two names,
+   * gives the id of the message that holds it, unless that is the name given twice.
+   */
+  static final class NamedTwice extends IOException {
+    /** Keeps the last of two names, as JSON parsers commonly do; only to find an id. */
+    private static final ObjectMapper LENIENT = new ObjectMapper();
+
+    /** The body so read, when it is a batch; else null. */
+    final transient JsonNode batch;
+
+    /** Which message of the batch names a field twice. */
+    final int index;
+
+    final transient JsonNode id;
+
+    NamedTwice(String path, JsonParseException refusal, String text) {
+      super(
+          "The message names a field twice in one object ('"
+              + path
+              + "'"
+              + (refusal.getLocation() == null
+                  ? ""
+                  : ", line "
+                      + refusal.getLocation().getLineNr()
+                      + ", column "
+                      + refusal.getLocation().getColumnNr())
+              + "): an ambiguous message is refused, not guessed.");
+      JsonNode body;
+      try {
+        body = LENIENT.readTree(text);
+      } catch (IOException e) {
+        body = null; // broken further on: no message to take an id from
+      }
+      String within = path;
+      JsonNode message = body;
+      if (body != null && body.isArray() && path.startsWith("[")) {
+        int end = path.indexOf(']');
+        index = Integer.parseInt(path.substring(1, end));
+        message = body.get(index);
+        within = path.substring(end + 1).replaceFirst("^\\.", "");
+        batch = body;
+      } else {
+        index = -1;
+        batch = null;
+      }
+      JsonNode named = message == null || within.equals("id") ? null : message.get("id");
+      id = named != null && (named.isTextual() || named.isIntegralNumber()) ? named : null;
     }
   }
 

@@ -554,6 +554,77 @@ class McpHostileInputTest {
   }
 
   @Test
+  void a_batch_with_a_broken_message_answers_each_request_and_runs_none() throws Exception {
+    String broken = "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/list\",\"params\":[]}";
+    String notification = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+    String body = "[" + enqueue("1", "first", "1") + "," + broken + "," + notification + "]";
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> answer = post(body);
+
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(400);
+      JsonNode answers = message(answer);
+      assertThat(answers.isArray()).as(answer.body()).isTrue();
+      assertThat(answers).as(answer.body()).hasSize(2); // a notification is never answered
+      assertThat(answers.path(0).path("id").asInt()).isEqualTo(1);
+      assertThat(answers.path(0).path("error").path("code").asInt()).isEqualTo(-32600);
+      assertThat(answers.path(0).path("error").path("message").asText())
+          .isEqualTo(
+              "Not run: the batch has a message refused ([1]), and no part of such a batch is"
+                  + " run. Send it again without that message, or with it mended.");
+      assertThat(answers.path(1).path("id").asText()).isEqualTo("b");
+      assertThat(answers.path(1).path("error").path("code").asInt()).isEqualTo(-32602);
+      assertThat(answers.path(1).path("error").path("message").asText())
+          .isEqualTo("'params' must be an object.");
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
+  void a_name_given_twice_is_refused_with_the_id_of_its_message_and_where_it_is() throws Exception {
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> alone =
+          call(
+              11,
+              "enqueue_work",
+              "{\"queue\":\""
+                  + queue
+                  + "\",\"dedupeKey\":\"a\",\"dedupeKey\":\"b\",\"payload\":1}");
+      assertThat(alone.statusCode()).as(alone.body()).isEqualTo(400);
+      JsonNode error = message(alone);
+      assertThat(error.path("id").asInt()).as(alone.body()).isEqualTo(11);
+      assertThat(error.path("error").path("code").asInt()).isEqualTo(-32600);
+      assertThat(error.path("error").path("message").asText())
+          .matches(
+              "The message names a field twice in one object \\('params\\.arguments\\.dedupeKey',"
+                  + " line 1, column \\d+\\): an ambiguous message is refused, not guessed\\.");
+
+      // In a batch, the message that holds it is answered by its id, and the others not run.
+      String twice =
+          "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/list\",\"params\":{},\"params\":{}}";
+      HttpResponse<String> batch = post("[" + enqueue("12", "beside", "1") + "," + twice + "]");
+      assertThat(batch.statusCode()).as(batch.body()).isEqualTo(400);
+      JsonNode answers = message(batch);
+      assertThat(answers).as(batch.body()).hasSize(2);
+      assertThat(answers.path(0).path("id").asInt()).isEqualTo(12);
+      assertThat(answers.path(0).path("error").path("message").asText()).startsWith("Not run");
+      assertThat(answers.path(1).path("id").asText()).isEqualTo("b");
+      assertThat(answers.path(1).path("error").path("message").asText())
+          .contains("('[1].params', line 1, column ");
+
+      // The id itself given twice: which one is meant cannot be told, so the answer has none.
+      HttpResponse<String> ids =
+          post("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"tools/list\"}");
+      assertThat(ids.statusCode()).as(ids.body()).isEqualTo(400);
+      assertThat(message(ids).path("id").isNull()).as(ids.body()).isTrue();
+      assertThat(message(ids).path("error").path("message").asText()).contains("('id', line 1");
+
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  @Test
   void a_request_without_an_id_or_with_a_null_one_is_refused_before_it_runs() throws Exception {
     Map<String, String> bodies = new LinkedHashMap<>();
     bodies.put("'id' is missing", enqueue(null, "no-id", "1"));
@@ -565,7 +636,15 @@ class McpHostileInputTest {
       for (Map.Entry<String, String> each : bodies.entrySet()) {
         HttpResponse<String> answer = post(each.getValue());
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(400);
-        assertThat(message(answer).path("error").path("message").asText())
+        JsonNode refusal = message(answer);
+        if (refusal.isArray()) { // the batch: its other request is answered as not run
+          assertThat(refusal.path(0).path("id").asInt()).as(answer.body()).isEqualTo(7);
+          assertThat(refusal.path(0).path("error").path("message").asText())
+              .as(answer.body())
+              .startsWith("Not run: the batch has a message refused ([1])");
+          refusal = refusal.path(1);
+        }
+        assertThat(refusal.path("error").path("message").asText())
             .isEqualTo(
                 each.getKey().strip()
                     + ": a request needs an id, a string or a whole number, to be answered;"
