@@ -47,6 +47,10 @@ public class AcceptableAnswers {
     }
     List<MediaType> types = produced.computeIfAbsent(method, AcceptableAnswers::produces);
     List<Range> ranges = ranges(accept);
+    if (ranges == null && badWeight(accept) != null) {
+      // RESTEasy reads q=abc or q=1.5 as some weight: which types the client takes is not known.
+      throw new NotAcceptableException();
+    }
     if (types.isEmpty() || ranges == null) {
       return; // any type, or a header RESTEasy has judged already
     }
@@ -76,14 +80,15 @@ public class AcceptableAnswers {
 
   /**
    * True when this Accept header lists the type as a range of its own (not only as a wildcard) and
-   * gives it a weight above 0; also when its weights are not ones this reads, as the REST filter
-   * above leaves such a header to RESTEasy. For /mcp, whose Streamable HTTP transport asks the
-   * client to list each of the types it answers with.
+   * gives it a weight above 0; also when it is not a header this reads for another reason than a
+   * weight (which the REST filter above refuses), as the filter leaves such a header to RESTEasy.
+   * For /mcp, whose Streamable HTTP transport asks the client to list each of the types it answers
+   * with.
    */
   public static boolean lists(String accept, MediaType type) {
     List<Range> ranges = ranges(accept);
     if (ranges == null) {
-      return true;
+      return badWeight(accept) == null;
     }
     boolean named =
         ranges.stream()
@@ -92,6 +97,30 @@ public class AcceptableAnswers {
                     range.type.equalsIgnoreCase(type.getType())
                         && range.subtype.equalsIgnoreCase(type.getSubtype()));
     return named && weight(type, ranges) > 0;
+  }
+
+  /**
+   * Null when every weight in this Accept header is one RFC 9110 spells; else a 406's detail naming
+   * the first that is not.
+   */
+  public static String badWeight(String accept) {
+    for (String element : BodyEncoding.split(accept, ',')) {
+      for (String parameter : BodyEncoding.parameters(element)) {
+        int equals = parameter.indexOf('=');
+        String value = equals < 0 ? "" : parameter.substring(equals + 1).strip();
+        if (equals > 0
+            && parameter.substring(0, equals).strip().equalsIgnoreCase("q")
+            && !WEIGHT.matcher(value).matches()) {
+          return "The Accept header "
+              + quoted(accept)
+              + " gives the weight q="
+              + LogText.oneLine(LogText.shortened(value))
+              + ", which is not one: a weight is 0 to 1 with up to three decimals, such as"
+              + " q=0.5.";
+        }
+      }
+    }
+    return null;
   }
 
   /** The Accept header as a 406's detail quotes it: on one line, and cut short if long. */

@@ -364,6 +364,10 @@ public class ProblemMappers {
   /** A 406's detail, naming the Accept header that was sent. */
   private static String notAcceptable(HttpHeaders headers) {
     String sent = headers == null ? null : headers.getHeaderString(HttpHeaders.ACCEPT);
+    String badWeight = sent == null ? null : AcceptableAnswers.badWeight(sent);
+    if (badWeight != null) {
+      return badWeight;
+    }
     return sent == null
         ? "This resource answers application/json only."
         : "This resource answers application/json only, and the Accept header "

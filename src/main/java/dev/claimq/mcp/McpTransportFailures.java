@@ -133,6 +133,10 @@ public class McpTransportFailures {
       return "The request has no Accept header: " + both;
     }
     String header = String.join(", ", accept);
+    String badWeight = AcceptableAnswers.badWeight(header);
+    if (badWeight != null) {
+      return badWeight;
+    }
     if (takes(header, MediaType.APPLICATION_JSON_TYPE)
         && takes(header, MediaType.SERVER_SENT_EVENTS_TYPE)) {
       return null;

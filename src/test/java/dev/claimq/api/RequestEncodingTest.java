@@ -192,6 +192,39 @@ class RequestEncodingTest extends AsAdmin {
   }
 
   @Test
+  void an_accept_header_with_a_weight_that_is_not_one_is_a_406_naming_it() throws Exception {
+    String queue = uniqueQueue("accept-weight");
+    // RESTEasy read each as some weight and answered JSON: what the client takes is not known.
+    Map<String, String> weights = new LinkedHashMap<>();
+    weights.put("application/json;q=abc", "abc");
+    weights.put("application/json;q=1.5", "1.5");
+    weights.put("*/*, application/json; Q=0.1234", "0.1234");
+    weights.put("application/json;q=", "");
+    for (Map.Entry<String, String> each : weights.entrySet()) {
+      String accept = each.getKey();
+      Raw read = send("GET /v1/queues/" + queue + "/policy", List.of("Accept: " + accept), null);
+      Raw write =
+          send(
+              "POST /v1/queues/" + queue + "/items",
+              List.of("Content-Type: application/json", "Accept: " + accept),
+              ascii("{\"dedupeKey\":\"k\",\"payload\":1}"));
+      for (Raw answer : List.of(read, write)) {
+        JsonNode problem = assertProblem(answer, 406);
+        assertThat(problem.path("detail").asText())
+            .as(accept)
+            .isEqualTo(
+                "The Accept header '"
+                    + accept
+                    + "' gives the weight q="
+                    + each.getValue()
+                    + ", which is not one: a weight is 0 to 1 with up to three decimals, such as"
+                    + " q=0.5.");
+      }
+    }
+    assertNothingIn(queue);
+  }
+
+  @Test
   void an_accept_header_that_takes_json_gets_json() throws Exception {
     String queue = uniqueQueue("accept-ok");
     for (String accept :

@@ -772,6 +772,11 @@ class McpHostileInputTest {
             "application/json;q=0, */*, text/event-stream")) {
       refused.put(accept, "The Accept header '" + accept + "' does not take both: " + both);
     }
+    // A weight RFC 9110 does not spell: which of the two the client takes is not known.
+    refused.put(
+        "application/json;q=abc, text/event-stream",
+        "The Accept header 'application/json;q=abc, text/event-stream' gives the weight q=abc,"
+            + " which is not one: a weight is 0 to 1 with up to three decimals, such as q=0.5.");
     try (LogCapture log = LogCapture.start(Level.WARNING)) {
       for (Map.Entry<String, String> each : refused.entrySet()) {
         HttpResponse<String> answer = postAccepting(enqueueOf("A"), each.getKey());
