@@ -96,7 +96,35 @@ public class McpTransportFailures {
               + " (POST initialize without one to open a session).");
       return;
     }
+    if (method == HttpMethod.GET) {
+      String unacceptable = whyNoStream(context.request().headers().getAll(HttpHeaders.ACCEPT));
+      if (unacceptable != null) {
+        answer(context, 406, "Not Acceptable", unacceptable);
+        return;
+      }
+    }
     context.next();
+  }
+
+  /**
+   * Null when a GET with these Accept header lines takes the stream it opens; else the detail of
+   * its 406. Streamable HTTP asks the client to list text/event-stream; the extension opened the
+   * stream whatever the header said, application/json alone included.
+   */
+  static String whyNoStream(List<String> accept) {
+    String list =
+        "GET /mcp answers a stream of server-sent events: list text/event-stream, not with q=0.";
+    if (accept.isEmpty()) {
+      return "The request has no Accept header: " + list;
+    }
+    String header = String.join(", ", accept);
+    String badWeight = AcceptableAnswers.badWeight(header);
+    if (badWeight != null) {
+      return badWeight;
+    }
+    return takes(header, MediaType.SERVER_SENT_EVENTS_TYPE)
+        ? null
+        : "The Accept header " + AcceptableAnswers.quoted(header) + " does not take it: " + list;
   }
 
   private void explain(RoutingContext context) {

@@ -10,6 +10,7 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -60,7 +61,10 @@ class McpSessionTest {
         assertSameAnswer(call, unknownCall);
         HttpResponse<String> end = send(other, session, "DELETE");
         assertSameAnswer(end, unknownEnd);
-        HttpResponse<String> stream = send(other, session, "GET");
+        HttpResponse<String> stream =
+            http.send(
+                request(other, session).header("Accept", "text/event-stream").GET().build(),
+                HttpResponse.BodyHandlers.ofString());
         assertSameAnswer(stream, unknownEnd);
       }
       assertThat(McpClients.rows(database, queue)).as("items stored by other keys").isZero();
@@ -167,14 +171,35 @@ class McpSessionTest {
               "GET /mcp opens the stream of a session's messages from the server: send the"
                   + " session's Mcp-Session-Id header, from the answer to its initialize (POST"
                   + " initialize without one to open a session).");
+      String stream =
+          "GET /mcp answers a stream of server-sent events: list text/event-stream, not with"
+              + " q=0.";
+      assertThat(problem(send(AGENT, session, "GET"), 406).path("detail").asText())
+          .isEqualTo("The request has no Accept header: " + stream);
+      for (String accept : new String[] {"application/json", "text/event-stream;q=0"}) {
+        HttpResponse<String> answer =
+            http.send(
+                request(AGENT, session).header("Accept", accept).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(problem(answer, 406).path("detail").asText())
+            .isEqualTo("The Accept header '" + accept + "' does not take it: " + stream);
+      }
       assertThat(problem(send(AGENT, null, "DELETE"), 400).path("detail").asText())
           .isEqualTo(
               "DELETE /mcp ends a session: send the session's Mcp-Session-Id header, from the"
                   + " answer to its initialize (POST initialize without one to open a session).");
       assertThat(log.records()).extracting(LogCapture::format).isEmpty();
     }
-    // None of these touched the session.
+    // None of these touched the session, and a GET that takes the stream opens it.
     assertThat(post(AGENT, session, list).statusCode()).isEqualTo(200);
+    HttpResponse<InputStream> opened =
+        http.send(
+            request(AGENT, session).header("Accept", "Text/Event-Stream").GET().build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+    opened.body().close();
+    assertThat(opened.statusCode()).isEqualTo(200);
+    assertThat(opened.headers().firstValue("Content-Type").orElse(""))
+        .startsWith("text/event-stream");
   }
 
   @Test
