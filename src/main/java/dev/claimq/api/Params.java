@@ -74,6 +74,28 @@ final class Params {
     }
   }
 
+  /**
+   * True when the value is RFC 3339 but for an offset past ±18:00, which RFC 3339 allows (up to
+   * ±23:59) and Java's time, as PostgreSQL's, does not.
+   */
+  private static boolean isOffsetPast18Hours(String value) {
+    int sign = value.length() - 6;
+    if (sign < 0 || (value.charAt(sign) != '+' && value.charAt(sign) != '-')) {
+      return false;
+    }
+    try {
+      OffsetDateTime.parse(value.substring(0, sign) + "Z", RFC_3339);
+      int hours = Integer.parseInt(value.substring(sign + 1, sign + 3));
+      int minutes = Integer.parseInt(value.substring(sign + 4));
+      return value.charAt(sign + 3) == ':'
+          && hours <= 23
+          && minutes <= 59
+          && hours * 60 + minutes > 18 * 60;
+    } catch (DateTimeParseException | NumberFormatException e) {
+      return false;
+    }
+  }
+
   static String queue(String name) {
     if (name == null || !QUEUE.matcher(name).matches()) {
       throw new BadRequestException(
@@ -217,6 +239,16 @@ final class Params {
             field
                 + " names a leap second (second 60): RFC 3339 allows one, but times here are kept"
                 + " without leap seconds, so it is not accepted; send a second from 00 to 59; got '"
+                + LogText.shortened(value)
+                + "'.");
+      }
+      if (isOffsetPast18Hours(value)) {
+        throw new BadRequestException(
+            field,
+            field
+                + " has an offset past 18 hours: RFC 3339 allows one up to 23:59, but times here"
+                + " take offsets from -18:00 to +18:00, so it is not accepted; send the time in"
+                + " UTC (Z) or with a smaller offset; got '"
                 + LogText.shortened(value)
                 + "'.");
       }

@@ -359,6 +359,24 @@ class EnqueueTest extends AsAdmin {
         .body("errors[0].field", equalTo("runAt"))
         .body("detail", containsString("leap second"))
         .body("detail", not(containsString("must be an RFC 3339 timestamp")));
+    // So is an offset past ±18:00, which RFC 3339 has (up to ±23:59) and Java's time does not.
+    for (String far : List.of("2030-01-01T09:00:00+18:01", "2030-01-01T09:00:00-23:59")) {
+      problem(
+              enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "runAt", far)),
+              400,
+              "invalid-request")
+          .body("errors[0].field", equalTo("runAt"))
+          .body("detail", containsString("has an offset past 18 hours"))
+          .body("detail", not(containsString("must be an RFC 3339 timestamp")));
+    }
+    // Past RFC 3339's own range it is not RFC 3339.
+    problem(
+            enqueue(
+                queue,
+                Map.of("dedupeKey", "k", "payload", 1, "runAt", "2030-01-01T09:00:00+24:00")),
+            400,
+            "invalid-request")
+        .body("detail", containsString("must be an RFC 3339 timestamp"));
     io.restassured.RestAssured.given()
         .queryParam("queue", queue)
         .get("/v1/items")
