@@ -77,6 +77,14 @@ public class Agents {
     }
   }
 
+  /**
+   * The traceparent an agent's request carries (its header's values), to store with what it
+   * enqueues; null when none. One that is not a W3C traceparent is refused, as on the API.
+   */
+  public static String traceparent(List<String> values) {
+    return ItemTraces.traceparent(values);
+  }
+
   /** Enqueues the body in the queue, once per dedupe key, as the key's name. */
   public Enqueued enqueue(String queue, Requests.Enqueue body, String traceparent) {
     return enqueued(enqueuer.enqueue(newItem(queue, body, traceparent)));

@@ -66,7 +66,11 @@ class ItemTraces {
    * not one W3C traceparent is refused, not dropped: the agent asked for its trace to go on.
    */
   static String traceparent(HttpHeaders headers) {
-    List<String> values = headers.getRequestHeader(HEADER);
+    return traceparent(headers.getRequestHeader(HEADER));
+  }
+
+  /** The traceparent header's values as received, read as {@link #traceparent(HttpHeaders)}. */
+  static String traceparent(List<String> values) {
     if (values == null || values.isEmpty()) {
       return null;
     }

@@ -13,6 +13,7 @@ import io.quarkiverse.mcp.server.RawMessage;
 import io.quarkiverse.mcp.server.TextContent;
 import io.quarkiverse.mcp.server.Tool;
 import io.quarkiverse.mcp.server.ToolResponse;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import jakarta.validation.constraints.NotNull;
 import java.io.IOException;
 import java.util.List;
@@ -27,11 +28,14 @@ public class AgentTools {
   private final Agents agents;
   private final ToolArguments arguments;
   private final ObjectMapper json;
+  private final CurrentVertxRequest request;
 
-  AgentTools(Agents agents, ToolArguments arguments, ObjectMapper json) {
+  AgentTools(
+      Agents agents, ToolArguments arguments, ObjectMapper json, CurrentVertxRequest request) {
     this.agents = agents;
     this.arguments = arguments;
     this.json = json;
+    this.request = request;
   }
 
   /** The queue beside an enqueue's body, which is the REST API's (Requests.Enqueue). */
@@ -73,7 +77,10 @@ public class AgentTools {
           JsonNode given = arguments.of(message);
           String queue = arguments.split(given, "queue", QueueArgument.class).queue();
           Requests.Enqueue body = arguments.read(given, Requests.Enqueue.class);
-          Agents.Enqueued enqueued = agents.enqueue(queue, body, null);
+          // The agent's trace goes on through its work, as from POST .../items.
+          String traceparent =
+              Agents.traceparent(request.getCurrent().request().headers().getAll("traceparent"));
+          Agents.Enqueued enqueued = agents.enqueue(queue, body, traceparent);
           Work item = Work.of(enqueued.item());
           String result = enqueued.created() ? "created" : "already enqueued";
           return success(

@@ -554,6 +554,49 @@ class McpHostileInputTest {
   }
 
   @Test
+  void an_enqueue_keeps_the_agents_traceparent_and_refuses_one_that_is_not_w3c() throws Exception {
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> broken =
+          postWithTraceparent("00-not-a-trace-01", enqueue("1", "broken-trace", "1"));
+      JsonNode refused = message(broken).path("result");
+      assertThat(refused.path("isError").asBoolean()).as(broken.body()).isTrue();
+      assertThat(refused.path("content").path(0).path("text").asText())
+          .startsWith("traceparent must be a W3C traceparent in version 00's layout");
+      assertThat(rows()).as("items stored").isZero();
+
+      // As POST .../items keeps it: stored as sent, for the workers' spans to continue.
+      HttpResponse<String> kept = postWithTraceparent(traceparent, enqueue("2", "with-trace", "1"));
+      assertThat(message(kept).path("result").path("isError").asBoolean())
+          .as(kept.body())
+          .isFalse();
+      try (Connection connection = database.getConnection();
+          PreparedStatement stored =
+              connection.prepareStatement("SELECT traceparent FROM item WHERE queue = ?")) {
+        stored.setString(1, queue);
+        try (ResultSet row = stored.executeQuery()) {
+          assertThat(row.next()).isTrue();
+          assertThat(row.getString(1)).isEqualTo(traceparent);
+        }
+      }
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+  }
+
+  private HttpResponse<String> postWithTraceparent(String traceparent, String body)
+      throws Exception {
+    return http.send(
+        withKey(mcp)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Session-Id", session)
+            .header("traceparent", traceparent)
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
   void a_batch_with_a_broken_message_answers_each_request_and_runs_none() throws Exception {
     String broken = "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/list\",\"params\":[]}";
     String notification = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
