@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import dev.claimq.telemetry.AcceptWeight;
 import dev.claimq.telemetry.LogText;
 import jakarta.ws.rs.NotAcceptableException;
 import jakarta.ws.rs.Produces;
@@ -12,7 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /**
@@ -29,9 +29,6 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  * check runs before the resource does, so a write refused this way changes nothing.
  */
 public class AcceptableAnswers {
-  /** A weight as RFC 9110 (12.4.2) spells it: 0 to 1, up to three decimals. */
-  private static final Pattern WEIGHT = Pattern.compile("0(\\.[0-9]{0,3})?|1(\\.0{0,3})?");
-
   private final Map<Method, List<MediaType>> produced = new ConcurrentHashMap<>();
 
   @ServerRequestFilter
@@ -110,13 +107,8 @@ public class AcceptableAnswers {
         String value = equals < 0 ? "" : parameter.substring(equals + 1).strip();
         if (equals > 0
             && parameter.substring(0, equals).strip().equalsIgnoreCase("q")
-            && !WEIGHT.matcher(value).matches()) {
-          return "The Accept header "
-              + quoted(accept)
-              + " gives the weight q="
-              + LogText.oneLine(LogText.shortened(value))
-              + ", which is not one: a weight is 0 to 1 with up to three decimals, such as"
-              + " q=0.5.";
+            && !AcceptWeight.isOne(value)) {
+          return AcceptWeight.notOne(accept, value);
         }
       }
     }
@@ -168,7 +160,7 @@ public class AcceptableAnswers {
         int equals = parameter.indexOf('=');
         if (equals > 0 && parameter.substring(0, equals).strip().equalsIgnoreCase("q")) {
           String value = parameter.substring(equals + 1).strip();
-          if (!WEIGHT.matcher(value).matches()) {
+          if (!AcceptWeight.isOne(value)) {
             return null;
           }
           weight = Double.parseDouble(value);

@@ -73,7 +73,9 @@ public class MetricsScrape {
   }
 
   private void scrape(RoutingContext context) {
-    String format = format(context.parsedHeaders().accept());
+    List<MIMEHeader> accepted = context.parsedHeaders().accept();
+    String badWeight = badWeight(accepted);
+    String format = badWeight == null ? format(accepted) : null;
     if (format == null) {
       String sent = String.join(", ", context.request().headers().getAll(HttpHeaders.ACCEPT));
       // The API's 406 as written out (its Problem is a layer above this one), quoting alike.
@@ -86,11 +88,35 @@ public class MetricsScrape {
                   .put("type", "about:blank")
                   .put("title", "Not Acceptable")
                   .put("status", 406)
-                  .put("detail", notAcceptable(sent))
+                  .put(
+                      "detail",
+                      badWeight == null
+                          ? notAcceptable(sent)
+                          : AcceptWeight.notOne(sent, badWeight))
                   .encode());
       return;
     }
     context.response().putHeader(HttpHeaders.CONTENT_TYPE, format).end(registry.scrape(format));
+  }
+
+  /**
+   * The first weight of these media ranges that RFC 9110 does not spell (0 to 1, up to three
+   * decimals), as sent; null when there is none. Vert.x reads q=abc or q=1.5 as some weight.
+   */
+  static String badWeight(List<MIMEHeader> accepted) {
+    for (MIMEHeader range : accepted) {
+      // From the range as sent: Vert.x keeps no q among a range's parameters once it has read it.
+      for (String parameter : range.rawValue().split(";")) {
+        int equals = parameter.indexOf('=');
+        String value = equals < 0 ? "" : parameter.substring(equals + 1).strip();
+        if (equals > 0
+            && parameter.substring(0, equals).strip().equalsIgnoreCase("q")
+            && !AcceptWeight.isOne(value)) {
+          return value;
+        }
+      }
+    }
+    return null;
   }
 
   /** The 406's detail: the formats there are, and the Accept header that takes neither. */

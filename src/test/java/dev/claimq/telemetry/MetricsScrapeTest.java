@@ -96,6 +96,24 @@ class MetricsScrapeTest {
   }
 
   @Test
+  void a_weight_that_is_not_one_is_a_406_naming_it_as_the_api_does() {
+    // Vert.x read each as some weight and answered a format.
+    for (String weight : List.of("abc", "1.5", "0.1234")) {
+      String accept = "text/plain;q=" + weight + ", application/openmetrics-text;q=0.5";
+      Response response = scrape(accept);
+      assertThat(response.statusCode()).as(accept).isEqualTo(406);
+      assertThat(response.<String>path("detail"))
+          .isEqualTo(
+              "The Accept header '"
+                  + accept
+                  + "' gives the weight q="
+                  + weight
+                  + ", which is not one: a weight is 0 to 1 with up to three decimals, such as"
+                  + " q=0.5.");
+    }
+  }
+
+  @Test
   void a_long_accept_is_quoted_as_the_api_quotes_it() {
     // Cut after 80 characters, on one line: as the API's own 406 says it.
     String accept = "application/json, image/" + "x".repeat(300);
