@@ -71,6 +71,19 @@ class ConsoleItemTest extends ConsoleTest {
     browser.script("location.hash = '#/items/" + id + "'");
     browser.text(By.id("state"), "failed");
     browser.visible(By.id("retry"));
+
+    // '.' and '..', sent, would be steps up the API's path (/v1/items/.. asks for /v1/): the
+    // page said "There is no such resource". Written encoded too, they name nothing.
+    for (String step : List.of("..", ".", "%2E%2E")) {
+      browser.script("location.hash = '#/items/" + step + "'");
+      browser.text(By.cssSelector("main h1"), "No such page");
+      browser.text(
+          By.cssSelector("main .problem"),
+          "#/items/" + step + " has '.' or '..' where a name goes");
+      assertThat(browser.driver().findElements(By.id("retry"))).as(step).isEmpty();
+      browser.script("location.hash = '#/queues/" + step + "'");
+      browser.text(By.cssSelector("main .problem"), "#/queues/" + step + " has '.' or '..'");
+    }
   }
 
   @Test

@@ -30,26 +30,34 @@ export function say(text, kind = 'info') {
 
 /**
  * Where the hash points: the screen's name, its path segments decoded, and its query. rest is
- * null when a segment is not valid percent-encoding (#/items/%E0%A4): it names nothing.
+ * null when the address names nothing, and why says why: a segment that is not valid
+ * percent-encoding (#/items/%E0%A4), or one that is '.' or '..' (#/items/..), which the browser
+ * would take as a step up the API's path (/v1/items/.. asks for /v1/), not as a name.
  */
 function route() {
   const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
   const [name, ...segments] = path.split('/');
   let rest;
+  let why = null;
   try {
     rest = segments.map(decodeURIComponent);
   } catch (e) {
     if (!(e instanceof URIError)) throw e;
     rest = null;
+    why = 'is not correctly percent-encoded';
   }
-  return { name, rest, params: new URLSearchParams(query || '') };
+  if (rest && rest.some((segment) => segment === '.' || segment === '..')) {
+    rest = null;
+    why = "has '.' or '..' where a name goes, and no item or queue is named that";
+  }
+  return { name, rest, why, params: new URLSearchParams(query || '') };
 }
 
 /** The screen for an address that names nothing: it says so, and shows nothing of before. */
 const nowhere = {
-  render(main) {
+  render(main, { why }) {
     append(main, heading('No such page'), h('p', { class: 'problem', role: 'alert' },
-      `The address ${location.hash} is not correctly percent-encoded, so it names no item,`
+      `The address ${location.hash} ${why}, so it names no item,`
       + ' queue or screen. Check the link, or start again from the Overview.'));
   },
 };
