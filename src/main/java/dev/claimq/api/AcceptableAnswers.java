@@ -34,8 +34,9 @@ public class AcceptableAnswers {
   @ServerRequestFilter
   public void refuse(ContainerRequestContext request, ResourceInfo resource) {
     String accept = request.getHeaderString("Accept");
-    // Without a weight, every listed range has weight 1, and RESTEasy has matched one already.
-    if (accept == null || (accept.indexOf("q=") < 0 && accept.indexOf("Q=") < 0)) {
+    // Without a parameter there is no weight: every listed range has weight 1, and RESTEasy has
+    // matched one already.
+    if (accept == null || accept.indexOf(';') < 0) {
       return;
     }
     Method method = resource == null ? null : resource.getResourceMethod();
@@ -45,7 +46,8 @@ public class AcceptableAnswers {
     List<MediaType> types = produced.computeIfAbsent(method, AcceptableAnswers::produces);
     List<Range> ranges = ranges(accept);
     if (ranges == null && badWeight(accept) != null) {
-      // RESTEasy reads q=abc or q=1.5 as some weight: which types the client takes is not known.
+      // RESTEasy reads q=abc or q=1.5 as some weight, and q =0 as none: which types the client
+      // takes is not known.
       throw new NotAcceptableException();
     }
     if (types.isEmpty() || ranges == null) {
@@ -102,14 +104,9 @@ public class AcceptableAnswers {
    */
   public static String badWeight(String accept) {
     for (String element : BodyEncoding.split(accept, ',')) {
-      for (String parameter : BodyEncoding.parameters(element)) {
-        int equals = parameter.indexOf('=');
-        String value = equals < 0 ? "" : parameter.substring(equals + 1).strip();
-        if (equals > 0
-            && parameter.substring(0, equals).strip().equalsIgnoreCase("q")
-            && !AcceptWeight.isOne(value)) {
-          return AcceptWeight.notOne(accept, value);
-        }
+      String why = AcceptWeight.whyNot(accept, BodyEncoding.parameters(element));
+      if (why != null) {
+        return why;
       }
     }
     return null;
@@ -155,17 +152,11 @@ public class AcceptableAnswers {
       if (slash <= 0 || slash == mediaRange.length() - 1) {
         return null;
       }
-      double weight = 1;
-      for (String parameter : BodyEncoding.parameters(element)) {
-        int equals = parameter.indexOf('=');
-        if (equals > 0 && parameter.substring(0, equals).strip().equalsIgnoreCase("q")) {
-          String value = parameter.substring(equals + 1).strip();
-          if (!AcceptWeight.isOne(value)) {
-            return null;
-          }
-          weight = Double.parseDouble(value);
-        }
+      List<String> parameters = BodyEncoding.parameters(element);
+      if (AcceptWeight.whyNot(accept, parameters) != null) {
+        return null;
       }
+      double weight = AcceptWeight.of(parameters);
       ranges.add(
           new Range(
               mediaRange.substring(0, slash).strip().toLowerCase(Locale.ROOT),

@@ -74,10 +74,10 @@ public class MetricsScrape {
 
   private void scrape(RoutingContext context) {
     List<MIMEHeader> accepted = context.parsedHeaders().accept();
-    String badWeight = badWeight(accepted);
+    String sent = String.join(", ", context.request().headers().getAll(HttpHeaders.ACCEPT));
+    String badWeight = badWeight(sent, accepted);
     String format = badWeight == null ? format(accepted) : null;
     if (format == null) {
-      String sent = String.join(", ", context.request().headers().getAll(HttpHeaders.ACCEPT));
       // The API's 406 as written out (its Problem is a layer above this one), quoting alike.
       context
           .response()
@@ -88,11 +88,7 @@ public class MetricsScrape {
                   .put("type", "about:blank")
                   .put("title", "Not Acceptable")
                   .put("status", 406)
-                  .put(
-                      "detail",
-                      badWeight == null
-                          ? notAcceptable(sent)
-                          : AcceptWeight.notOne(sent, badWeight))
+                  .put("detail", badWeight == null ? notAcceptable(sent) : badWeight)
                   .encode());
       return;
     }
@@ -100,20 +96,16 @@ public class MetricsScrape {
   }
 
   /**
-   * The first weight of these media ranges that RFC 9110 does not spell (0 to 1, up to three
-   * decimals), as sent; null when there is none. Vert.x reads q=abc or q=1.5 as some weight.
+   * Null when each of these media ranges gives at most one weight, spelled as RFC 9110 spells it;
+   * else the 406's detail. Vert.x reads q=abc or q=1.5 as some weight, and q =0 as none.
    */
-  static String badWeight(List<MIMEHeader> accepted) {
+  static String badWeight(String accept, List<MIMEHeader> accepted) {
     for (MIMEHeader range : accepted) {
       // From the range as sent: Vert.x keeps no q among a range's parameters once it has read it.
-      for (String parameter : range.rawValue().split(";")) {
-        int equals = parameter.indexOf('=');
-        String value = equals < 0 ? "" : parameter.substring(equals + 1).strip();
-        if (equals > 0
-            && parameter.substring(0, equals).strip().equalsIgnoreCase("q")
-            && !AcceptWeight.isOne(value)) {
-          return value;
-        }
+      List<String> parts = List.of(range.rawValue().split(";"));
+      String why = AcceptWeight.whyNot(accept, parts.subList(1, parts.size()));
+      if (why != null) {
+        return why;
       }
     }
     return null;

@@ -819,7 +819,8 @@ class McpHostileInputTest {
     refused.put(
         "application/json;q=abc, text/event-stream",
         "The Accept header 'application/json;q=abc, text/event-stream' gives the weight q=abc,"
-            + " which is not one: a weight is 0 to 1 with up to three decimals, such as q=0.5.");
+            + " which is not one: a weight is q= and 0 to 1 with up to three decimals, with no"
+            + " space around the =, such as q=0.5.");
     try (LogCapture log = LogCapture.start(Level.WARNING)) {
       for (Map.Entry<String, String> each : refused.entrySet()) {
         HttpResponse<String> answer = postAccepting(enqueueOf("A"), each.getKey());

@@ -97,19 +97,19 @@ class MetricsScrapeTest {
 
   @Test
   void a_weight_that_is_not_one_is_a_406_naming_it_as_the_api_does() {
-    // Vert.x read each as some weight and answered a format.
-    for (String weight : List.of("abc", "1.5", "0.1234")) {
-      String accept = "text/plain;q=" + weight + ", application/openmetrics-text;q=0.5";
+    // Vert.x read each as some weight (q =0 as none) and answered a format.
+    for (String weight : List.of("q=abc", "q=1.5", "q=0.1234", "q =0", "q= 0")) {
+      String accept = "text/plain;" + weight + ", application/openmetrics-text;q=0.5";
       Response response = scrape(accept);
       assertThat(response.statusCode()).as(accept).isEqualTo(406);
       assertThat(response.<String>path("detail"))
           .isEqualTo(
               "The Accept header '"
                   + accept
-                  + "' gives the weight q="
+                  + "' gives the weight "
                   + weight
-                  + ", which is not one: a weight is 0 to 1 with up to three decimals, such as"
-                  + " q=0.5.");
+                  + ", which is not one: a weight is q= and 0 to 1 with up to three decimals,"
+                  + " with no space around the =, such as q=0.5.");
     }
   }
 
