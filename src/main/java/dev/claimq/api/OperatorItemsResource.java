@@ -126,6 +126,7 @@ public class OperatorItemsResource {
   public Views.BulkResult retry(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.CANCELLED));
     return result(
+        "retry",
         operators.retryMatching(
             selection(filter, body.limit(), body.dryRun(), body.previewTag()), guard.actor()));
   }
@@ -153,6 +154,7 @@ public class OperatorItemsResource {
   public Views.BulkResult cancel(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.PENDING));
     return result(
+        "cancel",
         operators.cancelMatching(
             selection(filter, body.limit(), body.dryRun(), body.previewTag()), guard.actor()));
   }
@@ -179,6 +181,7 @@ public class OperatorItemsResource {
   @APIResponse(responseCode = "409", ref = "PreviewChanged")
   public Views.BulkResult approve(@Valid @NotNull Requests.BulkApprove body) {
     return result(
+        "approve",
         operators.approveMatching(
             selection(
                 held(body.queue(), body.updatedAfter(), body.updatedBefore()),
@@ -210,6 +213,7 @@ public class OperatorItemsResource {
   @APIResponse(responseCode = "409", ref = "PreviewChanged")
   public Views.BulkResult reject(@Valid @NotNull Requests.BulkReject body) {
     return result(
+        "reject",
         operators.rejectMatching(
             selection(
                 held(body.queue(), body.updatedAfter(), body.updatedBefore()),
@@ -261,13 +265,17 @@ public class OperatorItemsResource {
     return new ItemRepository.Selection(filter, limit == null ? 100 : limit, dry, previewTag);
   }
 
-  private static Views.BulkResult result(ItemRepository.Matching matching) {
+  private static Views.BulkResult result(String action, ItemRepository.Matching matching) {
     if (!matching.asPreviewed()) {
       int now = matching.items().size();
+      // The tag hashes the action with the items, so it cannot say which of these it was.
       throw new Outcomes.RefusedException(
           new Outcomes.Status(409, "preview-changed", "Items changed since the preview"),
-          "The filter does not pick the items the dry run of this previewTag listed, as they were"
-              + " then: one of them changed, or no longer matches, or another matches now ("
+          "This previewTag is not that of a dry run of this "
+              + action
+              + " with this filter, picking the items it picks now: it is from a dry run of another"
+              + " action or filter, or one of the items it listed changed, or no longer matches,"
+              + " or another matches now ("
               + now
               + (now == 1 ? " item matches" : " items match")
               + (matching.more() ? " within the limit, and more beyond it" : "")

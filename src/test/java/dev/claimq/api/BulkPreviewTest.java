@@ -192,8 +192,11 @@ class BulkPreviewTest extends AsAdmin {
     String queue = uniqueQueue("preview");
     String id = failedItem(queue, "a");
     String retryTag = bulk("retry", filter(queue, true, null)).path("previewTag");
-    // The same items, but previewed for a retry: a cancel is not what was previewed.
-    problem(bulk("cancel", filter(queue, false, retryTag)), 409, "preview-changed");
+    // The same items, but previewed for a retry: a cancel is not what was previewed, and the
+    // refusal says the tag may be another action's (it said only that items had changed).
+    problem(bulk("cancel", filter(queue, false, retryTag)), 409, "preview-changed")
+        .body("detail", containsString("not that of a dry run of this cancel"))
+        .body("detail", containsString("from a dry run of another action or filter"));
     item(id).then().body("state", equalTo("failed"));
   }
 
