@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -122,6 +123,7 @@ public class QueuesResource {
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")
   @APIResponse(responseCode = "422", ref = "DedupeConflict")
+  @Parameter(ref = "Traceparent", name = "traceparent", in = ParameterIn.HEADER)
   @Consumes(MediaType.APPLICATION_JSON)
   public Uni<RestResponse<ItemView>> enqueue(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
@@ -255,6 +257,7 @@ public class QueuesResource {
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")
+  @Parameter(ref = "Traceparent", name = "traceparent", in = ParameterIn.HEADER)
   public Uni<Views.BatchResults> enqueueBatch(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.EnqueueBatch body,

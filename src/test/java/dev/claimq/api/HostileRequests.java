@@ -1173,7 +1173,38 @@ final class HostileRequests {
           draft -> draft.repeatQuery(parameter, twice[0], twice[1]));
     }
 
+    /** Not one W3C traceparent: refused by name, never dropped (the agent asked for its trace). */
+    void traceparent() {
+      String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+      String parent = "00f067aa0ba902b7";
+      for (String value :
+          List.of(
+              "",
+              "00",
+              "00-" + trace.toUpperCase() + "-" + parent + "-01",
+              "00-" + "0".repeat(32) + "-" + parent + "-01",
+              "00-" + trace + "-" + "0".repeat(16) + "-01",
+              "ff-" + trace + "-" + parent + "-01",
+              "00-" + trace + "-" + parent + "-01-extra",
+              "00_" + trace + "_" + parent + "_01")) {
+        refused(
+            HEADER,
+            "traceparent: " + Json.show(value),
+            Set.of(400),
+            d -> d.headers.put("traceparent", value));
+      }
+      refused(
+          HUGE,
+          "traceparent: 5,000 characters",
+          Set.of(400),
+          d -> d.headers.put("traceparent", "a".repeat(5_000)));
+    }
+
     void headerParameter(String header) {
+      if (header.equals("traceparent")) {
+        traceparent();
+        return;
+      }
       if (!header.equals("If-Match") && !header.equals("If-None-Match")) {
         throw new IllegalStateException("say what is hostile for the header " + header);
       }

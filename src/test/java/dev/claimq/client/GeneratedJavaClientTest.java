@@ -64,16 +64,20 @@ class GeneratedJavaClientTest extends AsAdmin {
     String queue = uniqueQueue("java-client");
     EnqueueRequest work = new EnqueueRequest().dedupeKey("welcome/42").payload(Map.of("to", "ada"));
 
-    var created = agent.enqueueWithHttpInfo(queue, work);
-    var replayed = agent.enqueueWithHttpInfo(queue, work);
+    // The agent's trace context is a header the document names, so the client can send it.
+    String traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    var created = agent.enqueueWithHttpInfo(queue, work, traceparent);
+    var replayed = agent.enqueueWithHttpInfo(queue, work, null);
     ApiException reused =
         catchThrowableOfType(
-            ApiException.class, () -> agent.enqueue(queue, work.payload(Map.of("to", "grace"))));
+            ApiException.class,
+            () -> agent.enqueue(queue, work.payload(Map.of("to", "grace")), null));
 
     assertThat(created.getStatusCode()).isEqualTo(201);
     assertThat(header(created, "Location")).isEqualTo("/v1/items/" + created.getData().getId());
     assertThat(created.getData().getState()).isEqualTo(ItemState.PENDING);
     assertThat(created.getData().getClaimedBy()).isNull();
+    assertThat(created.getData().getTraceparent()).isEqualTo(traceparent);
     assertThat(replayed.getStatusCode()).isEqualTo(200);
     assertThat(header(replayed, "Idempotent-Replayed")).isEqualTo("true");
     assertThat(replayed.getData().getId()).isEqualTo(created.getData().getId());
@@ -151,7 +155,8 @@ class GeneratedJavaClientTest extends AsAdmin {
                 .items(
                     List.of(
                         new EnqueueRequest().dedupeKey("x").payload(1),
-                        new EnqueueRequest().dedupeKey("y").payload(2))));
+                        new EnqueueRequest().dedupeKey("y").payload(2))),
+            null);
     ClaimedItems claimed = worker.claimNextBatch(queue, new ClaimBatchRequest().max(2));
     BatchResults completed =
         worker.completeBatch(
@@ -196,7 +201,7 @@ class GeneratedJavaClientTest extends AsAdmin {
   }
 
   private String enqueue(String queue, String key) throws ApiException {
-    return agent.enqueue(queue, new EnqueueRequest().dedupeKey(key).payload(key)).getId();
+    return agent.enqueue(queue, new EnqueueRequest().dedupeKey(key).payload(key), null).getId();
   }
 
   private Problem problem(ApiException e) throws Exception {
