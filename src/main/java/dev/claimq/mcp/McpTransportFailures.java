@@ -96,6 +96,15 @@ public class McpTransportFailures {
               + " (POST initialize without one to open a session).");
       return;
     }
+    if (method != HttpMethod.POST && hasBody(context)) {
+      // An ended session would drop what the body said, as the API's calls without a body refuse.
+      answer(
+          context,
+          400,
+          "Bad Request",
+          method.name() + " /mcp takes no body: send it without one (Content-Length: 0, or none).");
+      return;
+    }
     if (method == HttpMethod.GET) {
       String unacceptable = whyNoStream(context.request().headers().getAll(HttpHeaders.ACCEPT));
       if (unacceptable != null) {
@@ -104,6 +113,12 @@ public class McpTransportFailures {
       }
     }
     context.next();
+  }
+
+  private static boolean hasBody(RoutingContext context) {
+    String length = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
+    return context.request().getHeader(HttpHeaders.TRANSFER_ENCODING) != null
+        || length != null && !length.strip().equals("0");
   }
 
   /**

@@ -184,6 +184,19 @@ class McpSessionTest {
         assertThat(problem(answer, 406).path("detail").asText())
             .isEqualTo("The Accept header '" + accept + "' does not take it: " + stream);
       }
+      for (String method : new String[] {"DELETE", "GET"}) {
+        HttpResponse<String> withBody =
+            http.send(
+                request(AGENT, session)
+                    .header("Accept", "text/event-stream")
+                    .header("Content-Type", "application/json")
+                    .method(method, HttpRequest.BodyPublishers.ofString("{\"reason\":\"done\"}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(problem(withBody, 400).path("detail").asText())
+            .isEqualTo(
+                method + " /mcp takes no body: send it without one (Content-Length: 0, or none).");
+      }
       assertThat(problem(send(AGENT, null, "DELETE"), 400).path("detail").asText())
           .isEqualTo(
               "DELETE /mcp ends a session: send the session's Mcp-Session-Id header, from the"
