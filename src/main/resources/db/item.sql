@@ -156,8 +156,9 @@ FROM input JOIN holders ON holders.dedupe_key = input.dedupe_key;
 -- policy's, else the service's default) and opens the attempt row in the same statement, so a
 -- claim and its history cannot disagree. The claimer learns what earlier attempts left behind:
 -- possibly_sent when one declared a send intent and ended without a complete, or failed not
--- knowing whether the provider acted; prior_attempts, each of them (the snapshot does not see the
--- attempt this statement opens). A lost claim needs no lock to be explained: the row's being
+-- knowing whether the provider acted, or reported a late success (the send went out: a newer
+-- claim it told alreadySent ended without completing, and put the item back); prior_attempts,
+-- each of them (the snapshot does not see the attempt this statement opens). A lost claim needs no lock to be explained: the row's being
 -- there is all a 204 (rather than a 404) depends on.
 WITH target AS (
   SELECT i.id, coalesce(:leaseSeconds, p.lease_seconds, :defaultLeaseSeconds) AS lease_seconds
@@ -181,7 +182,8 @@ opened AS (
 SELECT true AS changed, claimed.*,
        EXISTS (SELECT FROM attempt a
                WHERE a.item_id = claimed.id
-                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)))
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)
+                      OR a.late_reported_at IS NOT NULL))
          AS possibly_sent,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
@@ -231,7 +233,8 @@ opened AS (
 SELECT claimed.*,
        EXISTS (SELECT FROM attempt a
                WHERE a.item_id = claimed.id
-                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)))
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)
+                      OR a.late_reported_at IS NOT NULL))
          AS possibly_sent,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
@@ -283,7 +286,8 @@ opened AS (
 SELECT claimed.*,
        EXISTS (SELECT FROM attempt a
                WHERE a.item_id = claimed.id
-                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)))
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)
+                      OR a.late_reported_at IS NOT NULL))
          AS possibly_sent,
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
@@ -407,7 +411,8 @@ UNION ALL
 SELECT true, true, false, claimed.*, NULL,
        EXISTS (SELECT FROM attempt a
                WHERE a.item_id = claimed.id
-                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL))),
+                 AND (a.sent_unknown OR (a.outcome = 'lease_expired' AND a.intent_at IS NOT NULL)
+                      OR a.late_reported_at IS NOT NULL)),
        coalesce((SELECT jsonb_agg(jsonb_build_object(
                     'attempt', a.attempt, 'worker', a.worker, 'claimedAt', a.claimed_at,
                     'intentAt', a.intent_at, 'finishedAt', a.finished_at, 'outcome', a.outcome,

@@ -39,8 +39,9 @@ public record ClaimedItemView(
     @Schema(
             description =
                 "An earlier attempt may have sent: it declared a send intent and ended without a"
-                    + " complete, or failed not knowing whether the provider acted. Before sending,"
-                    + " ask the provider, by idempotencyKey, whether it already did.")
+                    + " complete, or failed not knowing whether the provider acted, or reported"
+                    + " its send late (alreadySent then names it). Before sending, ask the"
+                    + " provider, by idempotencyKey, whether it already did.")
         boolean possiblySent,
     @Schema(description = "Every earlier attempt of this item, oldest first.")
         List<Views.AttemptView> priorAttempts,

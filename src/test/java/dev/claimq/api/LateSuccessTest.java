@@ -77,6 +77,29 @@ class LateSuccessTest extends AsAdmin {
   }
 
   @Test
+  void a_claim_after_a_newer_claim_that_never_completed_is_told_the_send_went_out()
+      throws Exception {
+    String id = enqueued(uniqueQueue("late-then-fail"), "k", 1);
+    String stale = claim(id, Map.of("leaseSeconds", 1)).path("claimToken");
+    awaitState(id, "pending");
+    String newer = claim(id, Map.of("worker", "newer")).path("claimToken");
+    problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_1")), 409, "stale-claim");
+
+    // The newer claim fails before a heartbeat could tell it: the item goes back to pending, and
+    // the next claim, which said possiblySent false, was sent again by a worker that obeys it.
+    fail(id, Map.of("claimToken", newer, "error", "provider 503", "retryAfterSeconds", 0))
+        .then()
+        .statusCode(200)
+        .body("state", equalTo("pending"));
+    claim(id, Map.of("worker", "third"))
+        .then()
+        .statusCode(200)
+        .body("possiblySent", equalTo(true))
+        .body("alreadySent.attempt", equalTo(1))
+        .body("alreadySent.externalRef", equalTo("msg_1"));
+  }
+
+  @Test
   void a_claims_prior_attempts_are_the_items_attempts_as_its_history_reads_them() {
     // Attempt 1 failed (finishedBy its key), then reported late as sent while attempt 2 held the
     // item; attempt 2 failed too. The third claim's priorAttempts must say all of it, as
