@@ -33,7 +33,7 @@ final class Outcomes {
       case NOT_RETRYABLE, NOT_CANCELLABLE, NOT_RESOLVABLE, NOT_HELD ->
           new Status(409, "state-conflict", "Not allowed in this state");
       case RELEASE_LIMIT -> new Status(409, "release-limit", "Release limit reached");
-      case DIFFERENT_REPORT, DIFFERENT_RELEASE ->
+      case DIFFERENT_REPORT, DIFFERENT_FAIL, DIFFERENT_RELEASE ->
           new Status(409, "different-report", "Different report");
       case PAST_HORIZON ->
           new Status(409, "idempotency-horizon-passed", "Idempotency horizon passed");
@@ -118,22 +118,22 @@ final class Outcomes {
               + item.releases
               + " times, its queue's limit: the claim is still yours; complete or fail it.";
       case DIFFERENT_REPORT ->
-          item.state == ItemState.DONE
-              ? "Item "
-                  + item.id
-                  + " was completed by this claim with "
-                  + (item.externalRef == null
-                      ? "no externalRef"
-                      : "externalRef '" + item.externalRef + "'")
-                  + ": a repeated complete must carry the same. The first report stands; do not"
-                  + " resend."
-              : "Item "
-                  + item.id
-                  + " was failed by this claim with another report (its lastError is '"
-                  + LogText.shortened(String.valueOf(item.lastError))
-                  + "'): a repeated fail must carry the same error and sent, give no other"
-                  + " retryAfterSeconds than the first, and not be retryable false after a first"
-                  + " that retried. The first report stands.";
+          "Item "
+              + item.id
+              + " was completed by this claim with "
+              + (item.externalRef == null
+                  ? "no externalRef"
+                  : "externalRef '" + item.externalRef + "'")
+              + ": a repeated complete must carry the same. The first report stands; do not"
+              + " resend.";
+      case DIFFERENT_FAIL ->
+          "Item "
+              + item.id
+              + " was failed by this claim with another report (its error was '"
+              + LogText.shortened(String.valueOf(answer.differs()))
+              + "'): a repeated fail must carry the same error and sent, give no other"
+              + " retryAfterSeconds than the first, and not be retryable false after a first"
+              + " that retried. The first report stands.";
       case DIFFERENT_RELEASE ->
           "Item "
               + item.id

@@ -33,6 +33,13 @@ public enum Outcome {
    */
   DIFFERENT_REPORT,
   /**
+   * A fail with the token that failed the item but another report (error, sent, retryable or
+   * delay): not a repeat of that report, and the first one stands. The answer's {@code differs} is
+   * the first report's reason, as the claim's attempt keeps it: the item may have been claimed and
+   * finished by others since.
+   */
+  DIFFERENT_FAIL,
+  /**
    * A release with the token that released the item but another delay: not a repeat of that
    * release, and the first one stands.
    */

@@ -342,7 +342,7 @@ public class WorkService {
     /** Heartbeat and intent: changes that end nothing, repeat-safe by their statements. */
     NONE(Set.of(), Set.of(), Outcome.DIFFERENT_REPORT),
     COMPLETE(Set.of(ItemState.DONE), Set.of("done"), Outcome.DIFFERENT_REPORT),
-    FAIL(null, Set.of("retry", "failed"), Outcome.DIFFERENT_REPORT),
+    FAIL(null, Set.of("retry", "failed"), Outcome.DIFFERENT_FAIL),
     RELEASE(null, Set.of("released"), Outcome.DIFFERENT_RELEASE);
 
     private final Set<ItemState> states;
@@ -436,11 +436,20 @@ public class WorkService {
     Item item = row.item();
     // A batch may name one item twice: its row is changed by the other entry, not this one. With
     // another token, this entry's claim is stale; with this token, a different report is refused.
+    // A different fail is told by the claim's own first reason: the item's may be a later claim's.
+    String first =
+        repeat.different == Outcome.DIFFERENT_FAIL
+            ? (row.changed() ? item.lastError : row.attemptError())
+            : null;
     if (row.changed() && token.equals(item.claimToken)) {
-      return new Answer(sameReport.test(row) ? Outcome.CHANGED : repeat.different, item);
+      return sameReport.test(row)
+          ? new Answer(Outcome.CHANGED, item)
+          : new Answer(repeat.different, item, first);
     }
     if (repeat.of(row, token)) {
-      return new Answer(sameReport.test(row) ? Outcome.REPLAYED : repeat.different, item);
+      return sameReport.test(row)
+          ? new Answer(Outcome.REPLAYED, item)
+          : new Answer(repeat.different, item, first);
     }
     return new Answer(Outcome.STALE_CLAIM, item);
   }

@@ -11,8 +11,10 @@ import static dev.claimq.Api.problem;
 import static dev.claimq.Api.release;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasKey;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
 import dev.claimq.AsAdmin;
@@ -82,10 +84,24 @@ class RepeatAfterReclaimTest extends AsAdmin {
         .statusCode(200)
         .body("lastError", equalTo("other"));
     fail(id, body).then().statusCode(200).body("lastError", equalTo("other"));
+    // The refusal quotes this claim's own first reason: the item's lastError is theirs.
     problem(
-        fail(id, Map.of("claimToken", mine, "error", "not what it said", "retryAfterSeconds", 0)),
-        409,
-        "different-report");
+            fail(
+                id,
+                Map.of("claimToken", mine, "error", "not what it said", "retryAfterSeconds", 0)),
+            409,
+            "different-report")
+        .body("detail", containsString("was failed by this claim"))
+        .body("detail", containsString("its error was 'boom'"));
+
+    // Done by them since: the refusal of a different fail still speaks of this claim's fail, not
+    // of a complete this claim never made.
+    String last = claimedNext(queue, "w2").path("claimToken");
+    complete(id, Map.of("claimToken", last, "externalRef", "by-w2")).then().statusCode(200);
+    problem(fail(id, Map.of("claimToken", mine, "error", "other again")), 409, "different-report")
+        .body("detail", containsString("was failed by this claim"))
+        .body("detail", containsString("its error was 'boom'"))
+        .body("detail", not(containsString("completed")));
   }
 
   @Test
