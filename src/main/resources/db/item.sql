@@ -1314,10 +1314,11 @@ FULL JOIN queue_policy p ON p.queue = q.queue
 ORDER BY 1;
 
 -- name: queue-throughput
--- Per queue, the attempts finished in the last minute: completes, and fails (retried or final).
--- attempt_finished serves it, so the cost follows the last minute's work, not the table.
+-- Per queue, the attempts finished in the last minute: completes, and failures (a fail, retried
+-- or final, or a lease that expired: the reaper retries or fails the item for it). A release is
+-- neither. attempt_finished serves it, so the cost follows the last minute's work, not the table.
 SELECT i.queue, count(*) FILTER (WHERE a.outcome = 'done') AS done,
-       count(*) FILTER (WHERE a.outcome IN ('retry', 'failed')) AS failed
+       count(*) FILTER (WHERE a.outcome IN ('retry', 'failed', 'lease_expired')) AS failed
 FROM attempt a
 JOIN item i ON i.id = a.item_id
 WHERE a.finished_at > now() - interval '1 minute'

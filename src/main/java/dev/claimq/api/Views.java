@@ -215,9 +215,15 @@ public final class Views {
           Double oldestHeldAgeSeconds,
       @Schema(description = "Claims answer 204 until an operator resumes the queue.")
           boolean paused,
-      @Schema(description = "Attempts completed in the last minute: the queue's throughput.")
+      @Schema(
+              description =
+                  "Attempts completed by their claim in the last minute: the queue's throughput"
+                      + " (a late success is not counted again).")
           long doneLastMinute,
-      @Schema(description = "Attempts failed (retried or for good) in the last minute.")
+      @Schema(
+              description =
+                  "Attempts that failed (retried or for good) or whose lease expired, in the last"
+                      + " minute.")
           long failedLastMinute) {
 
     /** The queue's live state with its last minute's throughput ({done, failed}, or null). */

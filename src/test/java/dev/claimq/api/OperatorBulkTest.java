@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.awaitState;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.complete;
 import static dev.claimq.Api.enqueue;
@@ -197,7 +198,7 @@ class OperatorBulkTest extends AsAdmin {
   }
 
   @Test
-  void the_queue_list_shows_the_last_minutes_completes_and_fails() {
+  void the_queue_list_shows_the_last_minutes_completes_and_fails() throws Exception {
     String queue = uniqueQueue("bulk-throughput");
     for (int n = 0; n < 2; n++) {
       String id = enqueued(queue, "done" + n, n);
@@ -206,13 +207,17 @@ class OperatorBulkTest extends AsAdmin {
           .statusCode(200);
     }
     failed(queue, "failed", "boom");
+    // A lease that expired is a failed attempt too (it was left out).
+    String expired = enqueued(queue, "expired", 1);
+    claim(expired, Map.of("leaseSeconds", 1)).then().statusCode(200);
+    awaitState(expired, "pending");
     String path = "queues.find { it.queue == '" + queue + "' }";
     given()
         .get("/v1/queues")
         .then()
         .statusCode(200)
         .body(path + ".doneLastMinute", equalTo(2))
-        .body(path + ".failedLastMinute", equalTo(1));
+        .body(path + ".failedLastMinute", equalTo(2));
   }
 
   /** An item failed for good with this reason. */
