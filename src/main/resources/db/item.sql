@@ -299,8 +299,9 @@ SELECT claimed.*,
 FROM claimed;
 
 -- name: heartbeat
--- Extends the lease from now, by its original length when no new one is given. Only the current
--- holder of a claim can, and only while the item is still sending.
+-- Extends the lease from now, by the length given, which later heartbeats then default to, or by
+-- the length last set (the claim's, or an earlier heartbeat's). Only the current holder of a
+-- claim can, and only while the item is still sending.
 WITH extended AS (
   UPDATE item SET
     lease_seconds = coalesce(:leaseSeconds, lease_seconds),

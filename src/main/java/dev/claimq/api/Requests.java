@@ -589,7 +589,10 @@ public final class Requests {
   public record Heartbeat(
       @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
           String claimToken,
-      @Schema(description = "New lease from now; defaults to the claim's own lease length.")
+      @Schema(
+              description =
+                  "New lease from now, kept for later heartbeats; defaults to the length the"
+                      + " claim last set (its claim's, or an earlier heartbeat's).")
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
           @JsonDeserialize(using = StrictJson.NullRefused.class)

@@ -288,7 +288,7 @@ public class WorkService {
     return new Backoff(base, cap.compareTo(base) < 0 ? base : cap);
   }
 
-  /** Extends the lease of a current claim; by its original length when none is given. */
+  /** Extends the lease of a current claim; by the length it last set when none is given. */
   public Answer heartbeat(long id, String token, Integer leaseSeconds) {
     return counted(
         finish(items.heartbeat(id, token, leaseSeconds), token, Repeat.NONE, ANY_REPORT), null);

@@ -193,6 +193,9 @@ class FinishTest extends AsAdmin {
     extended.then().statusCode(200);
     Duration lease = leaseOf(extended);
     assertThat(lease).isEqualTo(Duration.ofSeconds(600));
+    // A heartbeat without leaseSeconds then extends by the length last set, as documented.
+    assertThat(leaseOf(heartbeat(id, Map.of("claimToken", token))))
+        .isEqualTo(Duration.ofSeconds(600));
     complete(id, Map.of("claimToken", token)).then().statusCode(200);
     problem(heartbeat(id, Map.of("claimToken", token)), 409, "stale-claim");
   }
