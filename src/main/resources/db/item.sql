@@ -915,8 +915,9 @@ ORDER BY chosen.id DESC;
 --   statement's snapshot, before the item was locked here, is seen. A plain read misses it and
 --   sends again an item whose worker was told to send. A CTE, because a locking read inside
 --   the EXISTS below still answers the snapshot's version;
--- - a crash loop: this lease and the crashLoopAfter - 1 attempts before it all expired, which is
---   what a payload that kills its worker looks like: failed at once, attempts left or not;
+-- - a crash loop: this lease and the crashLoopAfter - 1 attempts before it (since the last
+--   operator's retry) all expired, which is what a payload that kills its worker looks like:
+--   failed at once, attempts left or not;
 -- - past the provider's idempotency horizon (see fail): a retry now could be a second send.
 WITH expired AS MATERIALIZED (
   SELECT id FROM item
@@ -939,6 +940,10 @@ judged AS (
                  AND count(*) = k.crash_loop_after - 1
           FROM (SELECT a.outcome FROM attempt a
                 WHERE a.item_id = e.id AND a.finished_at IS NOT NULL
+                  -- An operator's retry gives a fresh budget: earlier expiries are not this loop.
+                  AND a.claimed_at > coalesce((SELECT max(r.at) FROM item_action r
+                                               WHERE r.item_id = e.id AND r.action = 'retry'),
+                                              '-infinity')
                 ORDER BY a.id DESC
                 LIMIT k.crash_loop_after - 1) last) AS crash_loop,
          p.provider_key_ttl_seconds IS NOT NULL

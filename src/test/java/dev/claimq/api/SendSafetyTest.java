@@ -7,6 +7,7 @@ import static dev.claimq.Api.fail;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
+import static dev.claimq.Api.retry;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
@@ -145,6 +146,23 @@ class SendSafetyTest extends AsAdmin {
         .body("attempts", equalTo(2))
         .body("maxAttempts", equalTo(5))
         .body("lastError", startsWith("crash loop: 2 leases expired in a row; lease expired"));
+  }
+
+  @Test
+  void an_operators_retry_starts_a_crash_loop_count_afresh() throws Exception {
+    String queue = uniqueQueue("loop-retried");
+    policy(queue, Map.of("crashLoopAfter", 2));
+    String id = enqueued(queue, Map.of("dedupeKey", "poison", "payload", 1, "maxAttempts", 5));
+    claim(id, Map.of("leaseSeconds", 1)).then().statusCode(200);
+    awaitState(id, "pending");
+    claim(id, Map.of("leaseSeconds", 1)).then().statusCode(200);
+    awaitState(id, "failed");
+
+    // A fresh budget of attempts: one expiry after the retry is one, not the third of a loop.
+    retry(id).then().statusCode(200);
+    claim(id, Map.of("leaseSeconds", 1)).then().statusCode(200);
+    awaitState(id, "pending");
+    item(id).then().body("attempts", equalTo(1)).body("lastError", startsWith("lease expired"));
   }
 
   @Test
