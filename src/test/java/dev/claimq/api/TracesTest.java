@@ -130,7 +130,7 @@ class TracesTest extends AsAdmin {
     List<SpanData> fails = trace.stream().filter(s -> s.getName().equals("claimq.fail")).toList();
     assertThat(fails)
         .extracting(s -> s.getAttributes().get(OUTCOME))
-        .containsExactlyInAnyOrder("changed", "different_report");
+        .containsExactlyInAnyOrder("changed", "different_fail");
     for (SpanData failed : fails) {
       long attempt = "changed".equals(failed.getAttributes().get(OUTCOME)) ? 1 : 2;
       assertItemSpan(failed, agent, id, queue, attempt, failed.getAttributes().get(OUTCOME));
