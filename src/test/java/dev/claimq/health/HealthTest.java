@@ -47,6 +47,24 @@ class HealthTest {
   }
 
   @Test
+  void the_checks_are_read_with_get_and_other_methods_are_a_405_naming_it() {
+    // SmallRye Health answered these with 200 and the checks, and OPTIONS without Allow.
+    for (String path : new String[] {"/q/health", "/q/health/live", "/q/health/ready"}) {
+      for (String method : new String[] {"POST", "DELETE", "PUT"}) {
+        given()
+            .request(method, path)
+            .then()
+            .statusCode(405)
+            .header("Allow", "GET, HEAD, OPTIONS")
+            .contentType("application/problem+json")
+            .body("detail", org.hamcrest.Matchers.containsString(method + " is not taken here"));
+      }
+      given().options(path).then().statusCode(200).header("Allow", "GET, HEAD, OPTIONS");
+      given().head(path).then().statusCode(200);
+    }
+  }
+
+  @Test
   void the_named_checks_say_all_is_well_with_a_reason_each() {
     JsonPath well = awaitWell("enqueue-listener", "UP");
     assertThat(well.getList("checks.name", String.class))
