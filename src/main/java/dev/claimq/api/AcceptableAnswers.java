@@ -114,7 +114,7 @@ public class AcceptableAnswers {
 
   /** The Accept header as a 406's detail quotes it: on one line, and cut short if long. */
   public static String quoted(String accept) {
-    return "'" + LogText.oneLine(LogText.shortened(accept)) + "'";
+    return LogText.quoted(accept);
   }
 
   /** The weight the Accept header gives this type: that of the most specific range matching it. */

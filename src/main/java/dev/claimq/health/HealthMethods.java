@@ -1,5 +1,6 @@
 package dev.claimq.health;
 
+import dev.claimq.config.NonApplicationPaths;
 import io.quarkus.vertx.http.ManagementInterface;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
@@ -8,7 +9,6 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
-import java.net.URI;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
@@ -32,12 +32,7 @@ public class HealthMethods {
       @ConfigProperty(name = "quarkus.smallrye-health.root-path", defaultValue = "health")
           String healthPath) {
     this.management = management;
-    String root = management ? managementRoot : mainRoot;
-    this.path =
-        URI.create("/")
-            .resolve(root.endsWith("/") ? root : root + "/")
-            .resolve(healthPath)
-            .getPath();
+    this.path = NonApplicationPaths.resolved(management ? managementRoot : mainRoot, healthPath);
   }
 
   void onMainServer(@Observes Router router) {

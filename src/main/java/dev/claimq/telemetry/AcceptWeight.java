@@ -29,7 +29,7 @@ public final class AcceptWeight {
       }
       if (weight != null) {
         return "The Accept header "
-            + quoted(accept)
+            + LogText.quoted(accept)
             + " gives one media range two weights ("
             + LogText.oneLine(LogText.shortened(weight))
             + " and "
@@ -41,7 +41,7 @@ public final class AcceptWeight {
           || !name.equals(name.strip())
           || !WEIGHT.matcher(sent.substring(equals + 1)).matches()) {
         return "The Accept header "
-            + quoted(accept)
+            + LogText.quoted(accept)
             + " gives the weight "
             + LogText.oneLine(LogText.shortened(sent))
             + ", which is not one: a weight is q= and 0 to 1 with up to three decimals, with no"
@@ -60,9 +60,5 @@ public final class AcceptWeight {
       }
     }
     return 1;
-  }
-
-  private static String quoted(String accept) {
-    return "'" + LogText.oneLine(LogText.shortened(accept)) + "'";
   }
 }

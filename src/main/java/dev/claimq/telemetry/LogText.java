@@ -17,6 +17,11 @@ public final class LogText {
         : value.substring(0, value.offsetByCodePoints(0, 80)) + "…";
   }
 
+  /** A client's value as a detail quotes it: on one line, cut short if long, in single quotes. */
+  public static String quoted(String value) {
+    return "'" + oneLine(shortened(value)) + "'";
+  }
+
   public static String oneLine(String text) {
     if (text == null) {
       return null;

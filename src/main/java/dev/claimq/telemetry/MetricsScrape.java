@@ -1,5 +1,6 @@
 package dev.claimq.telemetry;
 
+import dev.claimq.config.NonApplicationPaths;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.prometheus.client.exporter.common.TextFormat;
 import io.quarkus.vertx.http.ManagementInterface;
@@ -10,7 +11,6 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
-import java.net.URI;
 import java.util.List;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
@@ -46,15 +46,8 @@ public class MetricsScrape {
       @ConfigProperty(name = "quarkus.micrometer.export.prometheus.path") String prometheusPath) {
     this.registry = registry;
     this.management = management;
-    this.path = resolved(management ? managementRoot : mainRoot, prometheusPath);
-  }
-
-  /** As Quarkus resolves it: a relative path under the root, an absolute one as it is. */
-  static String resolved(String root, String prometheusPath) {
-    return URI.create("/")
-        .resolve(root.endsWith("/") ? root : root + "/")
-        .resolve(prometheusPath)
-        .getPath();
+    this.path =
+        NonApplicationPaths.resolved(management ? managementRoot : mainRoot, prometheusPath);
   }
 
   void onMainServer(@Observes Router router) {
@@ -114,9 +107,9 @@ public class MetricsScrape {
   /** The 406's detail: the formats there are, and the Accept header that takes neither. */
   static String notAcceptable(String sent) {
     return "The metrics are served as application/openmetrics-text or as text/plain (the"
-        + " Prometheus text format), and the Accept header '"
-        + LogText.oneLine(LogText.shortened(sent))
-        + "' takes neither: accept one of them (or */*), or send no Accept header.";
+        + " Prometheus text format), and the Accept header "
+        + LogText.quoted(sent)
+        + " takes neither: accept one of them (or */*), or send no Accept header.";
   }
 
   /**
