@@ -221,8 +221,12 @@ public class AmbiguousRequests {
   }
 
   static boolean hasBody(ContainerRequestContext request) {
-    String length = request.getHeaderString("Content-Length");
-    return request.getHeaderString("Transfer-Encoding") != null
-        || length != null && !length.strip().equals("0");
+    return declaresBody(
+        request.getHeaderString("Transfer-Encoding"), request.getHeaderString("Content-Length"));
+  }
+
+  /** Whether these headers (each null when absent) say a body follows. For /mcp too. */
+  public static boolean declaresBody(String transferEncoding, String contentLength) {
+    return transferEncoding != null || contentLength != null && !contentLength.strip().equals("0");
   }
 }

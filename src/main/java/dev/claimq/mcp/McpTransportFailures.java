@@ -3,6 +3,7 @@ package dev.claimq.mcp;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.api.AcceptableAnswers;
+import dev.claimq.api.AmbiguousRequests;
 import dev.claimq.api.Problem;
 import io.quarkiverse.mcp.server.runtime.McpMessageHandler;
 import io.vertx.core.http.HttpHeaders;
@@ -96,7 +97,10 @@ public class McpTransportFailures {
               + " (POST initialize without one to open a session).");
       return;
     }
-    if (method != HttpMethod.POST && hasBody(context)) {
+    if (method != HttpMethod.POST
+        && AmbiguousRequests.declaresBody(
+            context.request().getHeader(HttpHeaders.TRANSFER_ENCODING),
+            context.request().getHeader(HttpHeaders.CONTENT_LENGTH))) {
       // An ended session would drop what the body said, as the API's calls without a body refuse.
       answer(
           context,
@@ -113,12 +117,6 @@ public class McpTransportFailures {
       }
     }
     context.next();
-  }
-
-  private static boolean hasBody(RoutingContext context) {
-    String length = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
-    return context.request().getHeader(HttpHeaders.TRANSFER_ENCODING) != null
-        || length != null && !length.strip().equals("0");
   }
 
   /**
