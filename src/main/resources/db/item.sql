@@ -763,7 +763,11 @@ retried AS (
   RETURNING i.*, CAST(CAST(i.xmin AS text) AS bigint) AS row_version
 ),
 recorded AS (
-  INSERT INTO item_action (item_id, action, actor) SELECT id, 'retry', :actor FROM retried
+  -- Past the horizon only a forced retry gets here: its audit entry says it was forced.
+  INSERT INTO item_action (item_id, action, actor, note)
+  SELECT r.id, 'retry', :actor,
+         CASE WHEN t.past_horizon THEN 'forced past the provider''s idempotency horizon' END
+  FROM retried r CROSS JOIN target t
 ),
 unchanged AS (
   SELECT *, CAST(CAST(xmin AS text) AS bigint) AS row_version

@@ -160,7 +160,8 @@ public final class Views {
       @Schema(
               description =
                   "Why, as the operator said it; null unless given. An action of a bulk call"
-                      + " says bulk (a bulk reject: its reason).",
+                      + " says bulk (a bulk reject: its reason); a retry forced past the"
+                      + " provider's idempotency horizon says so.",
               nullable = true)
           String note) {
 

@@ -9,6 +9,7 @@ import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
@@ -148,6 +149,12 @@ class IdempotencyHorizonTest extends AsAdmin {
         .statusCode(200)
         .header("Idempotency-Horizon-Passed", "true")
         .body("state", equalTo("pending"));
+    // The audit says the retry was forced; the refused ones left no entry.
+    RestAssured.get("/v1/items/{id}/actions", id)
+        .then()
+        .statusCode(200)
+        .body("actions.action", contains("retry"))
+        .body("actions[0].note", equalTo("forced past the provider's idempotency horizon"));
   }
 
   @Test
@@ -166,6 +173,10 @@ class IdempotencyHorizonTest extends AsAdmin {
         .then()
         .statusCode(200)
         .header("Idempotency-Horizon-Passed", nullValue());
+    RestAssured.get("/v1/items/{id}/actions", id)
+        .then()
+        .body("actions.action", contains("retry"))
+        .body("actions[0].note", nullValue());
   }
 
   @Test
