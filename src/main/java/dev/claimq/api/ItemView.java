@@ -107,7 +107,11 @@ public record ItemView(
       name = "AlreadySent",
       requiredProperties = {"attempt", "externalRef"})
   public record AlreadySent(
-      @Schema(description = "The attempt whose send it was.") int attempt,
+      @Schema(
+              description =
+                  "The attempt count of the claim whose send it was (see Attempt.attempt);"
+                      + " externalRef is what identifies the send.")
+          int attempt,
       @Schema(description = "The provider's reference it reported.") String externalRef) {}
 
   static ItemView of(Item item) {

@@ -88,7 +88,13 @@ public final class Views {
         "finishedBy"
       })
   public record AttemptView(
-      @Schema(description = "The item's attempt count when claimed (1 = first).") int attempt,
+      @Schema(
+              description =
+                  "The item's attempt count when claimed (1 = first), as counted against"
+                      + " maxAttempts: a released claim gives its count back and an operator's"
+                      + " retry starts it at 1 again, so a number can appear twice. The list is"
+                      + " in claim order.")
+          int attempt,
       @Schema(description = "The name the worker gave, if any.", nullable = true) String worker,
       Instant claimedAt,
       @Schema(

@@ -235,6 +235,10 @@ class QueuePolicyTest extends AsAdmin {
     List<String> outcomes =
         RestAssured.get("/v1/items/{id}/attempts", id).then().extract().path("attempts.outcome");
     assertThat(outcomes).containsExactly("released", "released", "done");
+    // A released claim gives its count back: each of the three claims was attempt 1.
+    List<Integer> numbers =
+        RestAssured.get("/v1/items/{id}/attempts", id).then().extract().path("attempts.attempt");
+    assertThat(numbers).containsExactly(1, 1, 1);
     problem(release(id, "forged", 0), 409, "stale-claim");
   }
 
