@@ -26,6 +26,12 @@ public final class Requests {
   private Requests() {}
 
   static final int MAX_LEASE_SECONDS = 43_200;
+  // No schema default for what the queue's policy decides: generators fill a default in, and
+  // that would override the policy of every item their clients enqueue or claim.
+  static final String LEASE_POLICY =
+      "Left out: the queue's policy, else the service's default (60 unless configured).";
+  static final String LEASE_LEFT_OUT =
+      "How long the claim lasts without a heartbeat. " + LEASE_POLICY;
   static final int MAX_TOKEN_LENGTH = 100;
   static final int MAX_WAIT_SECONDS = 20;
   static final int MAX_CLAIM_BATCH = 100;
@@ -74,7 +80,10 @@ public final class Requests {
           @NotNull
           @PresentJson
           JsonNode payload,
-      @Schema(description = "Claims allowed before the item stays failed.", defaultValue = "5")
+      @Schema(
+              description =
+                  "Claims allowed before the item stays failed. Left out: the queue's policy,"
+                      + " else the service's default (5 unless configured).")
           @Min(1)
           @Max(100)
           @JsonDeserialize(using = StrictJson.NullRefused.class)
@@ -105,7 +114,7 @@ public final class Requests {
               maxLength = 200)
           @CodePointLength(max = 200)
           String worker,
-      @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
+      @Schema(description = LEASE_LEFT_OUT)
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
           @JsonDeserialize(using = StrictJson.NullRefused.class)
@@ -120,7 +129,7 @@ public final class Requests {
               maxLength = 200)
           @CodePointLength(max = 200)
           String worker,
-      @Schema(description = "How long the claim lasts without a heartbeat.", defaultValue = "60")
+      @Schema(description = LEASE_LEFT_OUT)
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
           @JsonDeserialize(using = StrictJson.NullRefused.class)
@@ -151,7 +160,7 @@ public final class Requests {
               maxLength = 200)
           @CodePointLength(max = 200)
           String worker,
-      @Schema(description = "How long each claim lasts without a heartbeat.", defaultValue = "60")
+      @Schema(description = "How long each claim lasts without a heartbeat. " + LEASE_POLICY)
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
           @JsonDeserialize(using = StrictJson.NullRefused.class)
@@ -241,11 +250,7 @@ public final class Requests {
               maxLength = 200)
           @CodePointLength(max = 200)
           String worker,
-      @Schema(
-              description =
-                  "How long the next claim lasts without a heartbeat; the queue's policy, else"
-                      + " 60, when left out.",
-              defaultValue = "60")
+      @Schema(description = "How long the next claim lasts without a heartbeat. " + LEASE_POLICY)
           @Min(1)
           @Max(MAX_LEASE_SECONDS)
           @JsonDeserialize(using = StrictJson.NullRefused.class)

@@ -1,5 +1,7 @@
 package dev.claimq.client;
 
+import static dev.claimq.Api.enqueued;
+import static dev.claimq.Api.json;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -26,10 +28,12 @@ import dev.claimq.client.model.HeartbeatRequest;
 import dev.claimq.client.model.Item;
 import dev.claimq.client.model.ItemPage;
 import dev.claimq.client.model.ItemState;
+import dev.claimq.client.model.NextClaim;
 import dev.claimq.client.model.Problem;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.net.URI;
+import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
@@ -190,6 +194,44 @@ class GeneratedJavaClientTest extends AsAdmin {
     assertThat(retried.getAttempts()).isZero();
     assertThat(read).matches("\"[0-9]+\"");
     assertThat(stale.getCode()).isEqualTo(412);
+  }
+
+  @Test
+  void fields_left_out_take_the_queues_policy_not_a_default_the_client_filled_in()
+      throws Exception {
+    String queue = uniqueQueue("java-client");
+    json()
+        .body(Map.of("maxAttempts", 3, "leaseSeconds", 600))
+        .put("/v1/queues/{queue}/policy", queue)
+        .then()
+        .statusCode(200);
+    // Enqueued without maxAttempts, as another client would send it: the client's own enqueue
+    // of the same work is that item's replay, not a different maxAttempts.
+    String byHand = enqueued(queue, "by-hand", 1);
+    var replayed =
+        agent.enqueueWithHttpInfo(
+            queue, new EnqueueRequest().dedupeKey("by-hand").payload(1), null);
+    Item mine = agent.enqueue(queue, new EnqueueRequest().dedupeKey("mine").payload(2), null);
+    enqueue(queue, "third");
+    enqueue(queue, "fourth");
+
+    ClaimedItem byId = worker.claimItem(byHand, new ClaimRequest());
+    ClaimedItem next = worker.claimNext(queue, new ClaimNextRequest());
+    ClaimedItems batch = worker.claimNextBatch(queue, new ClaimBatchRequest().max(1));
+    FinishedItem withNext =
+        worker.complete(
+            next.getId(),
+            new CompleteRequest().claimToken(next.getClaimToken()).next(new NextClaim()));
+
+    assertThat(replayed.getStatusCode()).isEqualTo(200);
+    assertThat(replayed.getData().getId()).isEqualTo(byHand);
+    assertThat(mine.getMaxAttempts()).isEqualTo(3);
+    // Each claim's lease is the policy's 600 s, not the 60 s a schema default would send.
+    for (ClaimedItem claimed : List.of(byId, next, batch.getItems().get(0), withNext.getNext())) {
+      assertThat(claimed.getLeaseExpiresAt())
+          .isAfter(OffsetDateTime.now().plusSeconds(500))
+          .isBefore(OffsetDateTime.now().plusSeconds(601));
+    }
   }
 
   private static String header(ApiResponse<?> response, String name) {
