@@ -81,8 +81,10 @@ def main():
     done = worker.complete(item.id, CompleteRequest(claim_token=token, external_ref="msg_1"))
     check(done.state == ItemState.DONE and done.external_ref == "msg_1", "complete records the send")
     second, third = many.items
-    failed = worker.fail(second.id, FailRequest(claim_token=second.claim_token, error="SMTP 550", retryable=False))
-    check(failed.state == ItemState.FAILED and failed.last_error == "SMTP 550", "a permanent fail")
+    # A reason that starts with white space is one the service takes: the client must too.
+    reason = "\n SMTP 550"
+    failed = worker.fail(second.id, FailRequest(claim_token=second.claim_token, error=reason, retryable=False))
+    check(failed.state == ItemState.FAILED and failed.last_error == reason, "a permanent fail")
     stale = refusal(lambda: worker.complete(second.id, CompleteRequest(claim_token=token)))
     check(stale["status"] == 409 and stale["type"].endswith("/stale-claim"), "a stale complete is 409")
     batch = worker.complete_batch(

@@ -83,6 +83,11 @@ public class ContractFilter implements OASFilter {
     if ("\\S".equals(schema.getPattern())) {
       schema.setPattern(Requests.NOT_BLANK);
     }
+    // A @Pattern is matched whole, a schema's pattern anywhere ("no|unknown" takes "nope"): where
+    // an enumeration lists the values, the copied pattern says nothing more, and less exactly.
+    if (schema.getEnumeration() != null) {
+      schema.setPattern(null);
+    }
     if (schema.getProperties() != null) {
       schema.getProperties().values().forEach(ContractFilter::asTheServiceReads);
     }

@@ -76,7 +76,10 @@ public class QueuePolicyResource {
       @Schema(nullable = true) Integer maxAttempts,
       @Schema(nullable = true) Integer leaseSeconds,
       @Schema(nullable = true) Integer crashLoopAfter,
-      @Schema(description = "retry or hold.", nullable = true) String onUnknownOutcome,
+      @Schema(
+              enumeration = {"retry", "hold"},
+              nullable = true)
+          String onUnknownOutcome,
       @Schema(nullable = true) Integer maxReleases,
       @Schema(description = "An ISO 8601 duration; null: no horizon.", nullable = true)
           String providerKeyTtl,

@@ -48,18 +48,25 @@ public final class Requests {
   static final String WHITE_SPACE =
       "\\u0009-\\u000D\\u001C-\\u0020\\u1680\\u2000-\\u2006\\u2008-\\u200A\\u2028\\u2029\\u205F\\u3000";
 
-  /** The schema's pattern for a @NotBlank field (ContractFilter puts it in place of \S). */
-  static final String NOT_BLANK = "[^" + WHITE_SPACE + "]";
+  /**
+   * The schema's pattern for a @NotBlank field (ContractFilter puts it in place of \S): a character
+   * that is not white space, anywhere. Anchored at both ends, so that a generator that matches
+   * patterns from the start of the value (Python's re.match) reads it as JSON Schema does.
+   */
+  static final String NOT_BLANK = "^[\\s\\S]*[^" + WHITE_SPACE + "][\\s\\S]*$";
 
   /**
    * A failure reason keeps something once its control characters are dropped: one character that is
    * neither one of them (U+0000 to U+001F, U+007F to U+009F) nor white space. Without it, a reason
-   * of U+0000 U+0001 was stored as "". The same class is the schema's pattern (JSON Schema's
-   * pattern finds a match anywhere; Bean Validation's must match the whole).
+   * of U+0000 U+0001 was stored as "". The schema's pattern finds the class anywhere
+   * (PRINTABLE_ANYWHERE); Bean Validation's must match the whole (PRINTABLE).
    */
   static final String PRINTABLE_CHARACTER = "[^\\u0000-\\u001F\\u007F-\\u009F" + WHITE_SPACE + "]";
 
   static final String PRINTABLE = "(?s).*" + PRINTABLE_CHARACTER + ".*";
+
+  /** The schema's pattern for PRINTABLE, anchored as NOT_BLANK is. */
+  static final String PRINTABLE_ANYWHERE = "^[\\s\\S]*" + PRINTABLE_CHARACTER + "[\\s\\S]*$";
 
   static final String PRINTABLE_MESSAGE =
       "must have a character other than white space and control characters, which are dropped";
@@ -200,7 +207,7 @@ public final class Requests {
       @Schema(examples = "4711", maxLength = 20) @NotBlank @CodePointLength(max = 20) String id,
       @Schema(maxLength = MAX_TOKEN_LENGTH) @NotBlank @CodePointLength(max = MAX_TOKEN_LENGTH)
           String claimToken,
-      @Schema(pattern = PRINTABLE_CHARACTER, maxLength = 100_000)
+      @Schema(pattern = PRINTABLE_ANYWHERE, maxLength = 100_000)
           @NotBlank
           @CodePointLength(max = 100_000)
           @Pattern(regexp = PRINTABLE, message = PRINTABLE_MESSAGE)
@@ -275,7 +282,7 @@ public final class Requests {
                       + " than newline and tab are dropped, and it is cut to 2,000 characters (a"
                       + " prefix the service adds, such as 'outcome unknown: ', comes on top).",
               examples = "SMTP 451: try again later",
-              pattern = PRINTABLE_CHARACTER,
+              pattern = PRINTABLE_ANYWHERE,
               maxLength = 100_000)
           @NotBlank
           @CodePointLength(max = 100_000)
