@@ -14,7 +14,8 @@ import java.util.Set;
  * method as sent, and one that reached no resource method (a 405, an OPTIONS) with its raw path, so
  * requests without a key could add series at will (a made-up method each, a 5,000-digit id), and
  * once 100 paths were tagged the routes used after them had no metrics at all. A method other than
- * HTTP's own is tagged OTHER; an API path is tagged with its template, or UNKNOWN.
+ * HTTP's own is tagged OTHER; an API path is tagged with its template, or UNKNOWN, as is a path
+ * below /mcp.
  *
  * <p>Micrometer maps an id once, when it first makes the id's meter (it keeps meters by the id as
  * recorded), so the template lookup runs once per series, not on every request.
@@ -47,8 +48,15 @@ public class HttpMetricTags {
     };
   }
 
-  /** A path under /v1 as its template; anything else (a route's own template) as it is. */
+  /**
+   * A path under /v1 as its template; one below /mcp, whose only route is /mcp itself, as UNKNOWN
+   * (without a key the HTTP layer's 401 comes before any route, so it is tagged as sent); anything
+   * else (a route's own template) as it is.
+   */
   static String uri(String tagged) {
+    if (tagged.startsWith("/mcp/")) {
+      return "UNKNOWN";
+    }
     if (!tagged.startsWith("/v1") || tagged.contains("{")) {
       return tagged;
     }
