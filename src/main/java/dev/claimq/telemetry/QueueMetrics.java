@@ -105,9 +105,13 @@ public class QueueMetrics {
         .record(dueFor.isNegative() ? Duration.ZERO : dueFor);
   }
 
-  /** A claim-next that found nothing to claim (204). */
+  /**
+   * A claim-next that found nothing to claim (204). It takes no label of its own: any name can be
+   * asked for, and a worker polling a misspelt queue would use the named labels up. A queue not yet
+   * labelled by anything else counts under {@link #OTHER}.
+   */
   public void claimEmpty(String queue) {
-    count("claimq.claims", queue, "result", "empty", 1);
+    countAs("claimq.claims", named.contains(queue) ? queue : OTHER, "result", "empty", 1);
   }
 
   /** A claim by id that another worker won, or of an item not claimable (204). */
@@ -223,9 +227,13 @@ public class QueueMetrics {
     if (amount == 0) {
       return;
     }
+    countAs(name, label(queue), tag, value, amount);
+  }
+
+  private void countAs(String name, String label, String tag, String value, int amount) {
     counters
         .computeIfAbsent(
-            new CounterKey(name, label(queue), tag, value),
+            new CounterKey(name, label, tag, value),
             key -> {
               Counter.Builder counter = Counter.builder(key.name()).tag("queue", key.label());
               if (key.tag() != null) {

@@ -22,6 +22,24 @@ class QueueLabelTest {
   }
 
   @Test
+  void an_empty_claim_of_a_queue_with_no_label_takes_none() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    QueueMetrics metrics = new QueueMetrics(registry, 2);
+    metrics.label("known");
+
+    for (int n = 0; n < 5; n++) {
+      metrics.claimEmpty("misspelt-" + n);
+    }
+    metrics.claimEmpty("known");
+
+    assertThat(metrics.label("real"))
+        .as("a label was left for a queue with work")
+        .isEqualTo("real");
+    assertThat(registry.get("claimq.claims").tag("queue", "_other").counter().count()).isEqualTo(5);
+    assertThat(registry.get("claimq.claims").tag("queue", "known").counter().count()).isEqualTo(1);
+  }
+
+  @Test
   void the_gauges_fold_queues_past_the_bound_into_one_series() {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     QueueMetrics metrics = new QueueMetrics(registry, 1);
