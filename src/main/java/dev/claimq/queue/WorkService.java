@@ -14,6 +14,7 @@ import dev.claimq.telemetry.LogText;
 import dev.claimq.telemetry.QueueMetrics;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -71,9 +72,13 @@ public class WorkService {
     return item;
   }
 
-  /** Counts a won claim, with how long the item had been due (both times the database's). */
+  /**
+   * Counts a won claim, with how long the item had been due (both times the database's): from its
+   * runAt, or from its enqueue when runAt was earlier (an agent may name a time long past).
+   */
   void claimed(Item item) {
-    metrics.claimed(item.queue, Duration.between(item.runAt, item.updatedAt));
+    Instant due = item.runAt.isAfter(item.createdAt) ? item.runAt : item.createdAt;
+    metrics.claimed(item.queue, Duration.between(due, item.updatedAt));
   }
 
   /**

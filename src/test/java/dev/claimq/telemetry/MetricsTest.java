@@ -39,6 +39,24 @@ class MetricsTest extends AsAdmin {
   @Inject QueueSampler sampler;
 
   @Test
+  void a_run_at_long_past_waits_from_the_enqueue() {
+    String queue = uniqueQueue("metrics-past");
+    enqueued(queue, Map.of("dedupeKey", "old", "payload", 1, "runAt", "2001-01-01T00:00:00Z"));
+    enqueued(queue, Map.of("dedupeKey", "older", "payload", 2, "runAt", "2001-01-01T00:00:00Z"));
+
+    sampler.sample();
+    MetricValues sampled = MetricValues.scrape();
+    claimedNext(queue, "w");
+    MetricValues after = MetricValues.scrape();
+
+    // Not the 25 years since 2001: both are seconds.
+    assertThat(sampled.value("claimq_oldest_due_pending_age_seconds", "queue", queue))
+        .isLessThan(60);
+    assertThat(after.value("claimq_queue_wait_seconds_sum", "queue", queue)).isLessThan(60);
+    assertThat(after.value("claimq_queue_wait_seconds_count", "queue", queue)).isEqualTo(1);
+  }
+
+  @Test
   void sixteen_racing_claims_of_one_item_count_one_won_and_fifteen_lost() throws Exception {
     String queue = uniqueQueue("metrics-race");
     String id = enqueued(queue, "k", 1);
