@@ -65,7 +65,10 @@ public class QueueGauges {
       sum[3] += queue.failed();
       sum[4] += queue.dueNextMinute();
       sum[5] += queue.paused() ? 1 : 0;
-      ages.merge(label, orZero(queue.oldestDuePendingAgeSeconds()), Math::max);
+      // A paused queue's work is expected to wait: its own series says so beside its pause, but
+      // among the folded ones it would hide which queue waits, so _other's age leaves it out.
+      boolean hidden = queue.paused() && label.equals(QueueMetrics.OTHER);
+      ages.merge(label, hidden ? 0 : orZero(queue.oldestDuePendingAgeSeconds()), Math::max);
       heldAges.merge(label, orZero(queue.oldestHeldAgeSeconds()), Math::max);
     }
     List<MultiGauge.Row<?>> itemRows = new ArrayList<>();

@@ -49,10 +49,11 @@ class QueueLabelTest {
         List.of(
             new dev.claimq.store.QueueStats("a", 0, 1, 0, 0, 0, 5.0, null, false),
             new dev.claimq.store.QueueStats("b", 0, 2, 1, 0, 0, 9.0, null, true),
-            new dev.claimq.store.QueueStats("c", 0, 3, 0, 4, 1, 2.0, null, true)));
+            new dev.claimq.store.QueueStats("c", 0, 3, 0, 4, 1, 2.0, null, true),
+            new dev.claimq.store.QueueStats("d", 0, 1, 0, 0, 0, 4.0, null, false)));
 
     assertThat(gauge(registry, "claimq.items", "a", "pending")).isEqualTo(1);
-    assertThat(gauge(registry, "claimq.items", "_other", "pending")).isEqualTo(5);
+    assertThat(gauge(registry, "claimq.items", "_other", "pending")).isEqualTo(6);
     assertThat(gauge(registry, "claimq.items", "_other", "failed")).isEqualTo(4);
     assertThat(registry.get("claimq.queue.paused").tag("queue", "_other").gauge().value())
         .as("the number of paused queues among them")
@@ -63,8 +64,8 @@ class QueueLabelTest {
                 .tag("queue", "_other")
                 .gauge()
                 .value())
-        .as("the longest wait among them")
-        .isEqualTo(9);
+        .as("the longest wait among those not paused")
+        .isEqualTo(4);
     assertThat(registry.find("claimq.items").tag("queue", "b").gauges()).isEmpty();
   }
 
