@@ -40,6 +40,26 @@ public class QueueMetrics {
   private record CounterKey(String name, String label, String tag, String value) {}
 
   private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
+
+  // Each counter's HELP text, as the README's table of metrics says it.
+  private static final Map<String, String> COUNTED =
+      Map.of(
+          "claimq.claims",
+              "Claims: won an item, 204 on an empty queue, or 204 on a lost claim by id",
+          "claimq.completes", "Completes that finished an item",
+          "claimq.fails", "Fails: back to pending (retried) or failed for an operator (final)",
+          "claimq.lease.expiries", "Claims the lease reaper ended",
+          "claimq.stale.reports", "Heartbeats, intents and reports answered 409",
+          "claimq.releases", "Claims handed back unused",
+          "claimq.late.successes", "Completes with an ended claim's token, recorded",
+          "claimq.duplicate.sends", "Sends that went out twice, with different references",
+          "claimq.operator.actions", "Operators' actions that took effect",
+          "claimq.maintenance.rows", "Rows each background run changed");
+
+  private Counter.Builder counter(String name) {
+    return Counter.builder(name).description(COUNTED.get(name));
+  }
+
   private final Map<String, Timer> waits = new ConcurrentHashMap<>();
   private final Map<String, Timer> processings = new ConcurrentHashMap<>();
 
@@ -85,9 +105,9 @@ public class QueueMetrics {
   private void startAtZero(String label) {
     for (String name :
         List.of("claimq.duplicate.sends", "claimq.lease.expiries", "claimq.late.successes")) {
-      Counter.builder(name).tag("queue", label).register(registry);
+      counter(name).tag("queue", label).register(registry);
     }
-    Counter.builder("claimq.fails").tag("queue", label).tag("outcome", "final").register(registry);
+    counter("claimq.fails").tag("queue", label).tag("outcome", "final").register(registry);
   }
 
   /** Items claimed, each with how long it had been due. */
@@ -192,16 +212,17 @@ public class QueueMetrics {
         .tag("task", task)
         .register(registry)
         .record(took);
-    Counter.builder("claimq.maintenance.rows").tag("task", task).register(registry).increment(rows);
+    counter("claimq.maintenance.rows").tag("task", task).register(registry).increment(rows);
     lastRuns
         .computeIfAbsent(
             task,
             name -> {
               AtomicLong at = new AtomicLong();
-              registry.gauge(
-                  "claimq.maintenance.last.run.timestamp.seconds",
-                  io.micrometer.core.instrument.Tags.of("task", name),
-                  at);
+              io.micrometer.core.instrument.Gauge.builder(
+                      "claimq.maintenance.last.run.timestamp.seconds", at, AtomicLong::get)
+                  .description("When the background task last ran to the end (Unix seconds)")
+                  .tag("task", name)
+                  .register(registry);
               return at;
             })
         .set(System.currentTimeMillis() / 1000);
@@ -235,7 +256,7 @@ public class QueueMetrics {
         .computeIfAbsent(
             new CounterKey(name, label, tag, value),
             key -> {
-              Counter.Builder counter = Counter.builder(key.name()).tag("queue", key.label());
+              Counter.Builder counter = counter(key.name()).tag("queue", key.label());
               if (key.tag() != null) {
                 counter.tag(key.tag(), key.value());
               }

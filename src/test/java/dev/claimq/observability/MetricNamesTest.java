@@ -62,6 +62,18 @@ class MetricNamesTest extends AsAdmin {
   }
 
   @Test
+  void every_claimq_metric_says_what_it_counts() throws Exception {
+    Traffic.run(Api.uniqueQueue("metrics-help"));
+    List<String> helps =
+        scrape().text().lines().filter(line -> line.startsWith("# HELP claimq_")).toList();
+
+    assertThat(helps).hasSizeGreaterThan(15);
+    // "# HELP name text": a metric without a description has nothing after its name.
+    assertThat(helps).allSatisfy(help -> assertThat(help.split(" ", 4)).hasSize(4));
+    assertThat(helps).noneMatch(help -> help.split(" ", 4)[3].isBlank());
+  }
+
+  @Test
   void the_dashboards_queue_variable_finds_queues_in_a_real_scrape() throws Exception {
     JsonNode variable = ObservabilityDocs.variable(ObservabilityDocs.dashboard(), "queue").get();
     String[] metricAndLabel = ObservabilityDocs.labelValues(variable).get();
