@@ -170,13 +170,14 @@ trace_header() {
 
 # The side effect, reading the claimed item in $tmp/item. Always pass the idempotencyKey to the
 # provider: if this item is ever sent twice (a stale worker, a crash before complete), the
-# provider makes it one send. Writes $tmp/outcome (done, retry or permanent), $tmp/detail (the
-# provider's reference, or the reason) and $tmp/retry_after.
+# provider makes it one send. Writes $tmp/detail (the provider's reference, or the reason),
+# $tmp/retry_after and, last, $tmp/outcome (done, retry or permanent): a send cut short leaves no
+# outcome.
 send() {
   : > "$tmp/retry_after"
   if [ -z "${PROVIDER_URL:-}" ]; then
     log "item $(item_field id "$tmp/item"): would send $(item_field payload "$tmp/item")"
-    echo done > "$tmp/outcome"; : > "$tmp/detail"; return
+    : > "$tmp/detail"; echo done > "$tmp/outcome"; return
   fi
   item_field payload "$tmp/item" > "$tmp/payload"
   local status trace
@@ -187,15 +188,15 @@ send() {
     -H "Idempotency-Key: $(item_field idempotencyKey "$tmp/item")" ${trace[@]+"${trace[@]}"} \
     --data-binary @"$tmp/payload" "$PROVIDER_URL" 2>/dev/null) || true
   case $status in
-    2??) echo done > "$tmp/outcome"; provider_ref "$tmp/provider" > "$tmp/detail" ;;
-    000) echo retry > "$tmp/outcome"; echo "provider unreachable or timed out" > "$tmp/detail" ;;
+    2??) provider_ref "$tmp/provider" > "$tmp/detail"; echo done > "$tmp/outcome" ;;
+    000) echo "provider unreachable or timed out" > "$tmp/detail"; echo retry > "$tmp/outcome" ;;
     408|429|5??)
-      echo retry > "$tmp/outcome"
       echo "provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail"
-      retry_after_seconds < "$tmp/provider_headers" > "$tmp/retry_after" ;;
+      retry_after_seconds < "$tmp/provider_headers" > "$tmp/retry_after"
+      echo retry > "$tmp/outcome" ;;
     *) # any other 4xx: this request will never succeed
-      echo permanent > "$tmp/outcome"
-      echo "provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail" ;;
+      echo "provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail"
+      echo permanent > "$tmp/outcome" ;;
   esac
 }
 
@@ -213,11 +214,11 @@ already_sent() {
     "${PROVIDER_URL%/}/$(urlencode "$(item_field idempotencyKey "$tmp/item")")" 2>/dev/null) || true
   case $status in
     404) return 1 ;;
-    200) echo done > "$tmp/outcome"; provider_ref "$tmp/provider" > "$tmp/detail" ;;
-    000) echo retry > "$tmp/outcome"; echo "$unsure: provider unreachable or timed out" > "$tmp/detail" ;;
+    200) provider_ref "$tmp/provider" > "$tmp/detail"; echo done > "$tmp/outcome" ;;
+    000) echo "$unsure: provider unreachable or timed out" > "$tmp/detail"; echo retry > "$tmp/outcome" ;;
     *)
-      echo retry > "$tmp/outcome"
-      echo "$unsure: provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail" ;;
+      echo "$unsure: provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail"
+      echo retry > "$tmp/outcome" ;;
   esac
 }
 
@@ -259,9 +260,13 @@ work_on() {
     return
   fi
   # The send runs in the background so this loop can heartbeat every third of the lease. A
-  # heartbeat's alreadySent lands in $tmp/heartbeat_sent and ends the heartbeats.
-  rm -f "$tmp/heartbeat_sent"
-  send_unless_sent &
+  # heartbeat's alreadySent lands in $tmp/heartbeat_sent and ends the heartbeats. A subshell
+  # drops this shell's traps, so it ignores SIGTERM and SIGINT itself (and so does its curl): a
+  # signal to the whole process group (systemd's KillMode=control-group, kill -- -PGID, Ctrl-C)
+  # then lets the send in flight finish and be reported instead of killing it. The last item's
+  # outcome is removed first: a send that still leaves none (SIGKILL) is reported as unknown.
+  rm -f "$tmp/heartbeat_sent" "$tmp/outcome" "$tmp/detail" "$tmp/retry_after"
+  ( trap '' TERM INT; send_unless_sent ) &
   local send_pid=$! beat_every=$(( lease_seconds / 3 > 0 ? lease_seconds / 3 : 1 ))
   local next_beat=$(( SECONDS + beat_every )) status beating=1
   while kill -0 "$send_pid" 2>/dev/null; do
@@ -284,8 +289,12 @@ work_on() {
   done
   wait "$send_pid"
 
-  local outcome detail retry_after body
-  outcome=$(cat "$tmp/outcome"); detail=$(cat "$tmp/detail"); retry_after=$(cat "$tmp/retry_after")
+  local outcome detail retry_after body sent=
+  outcome=$(cat "$tmp/outcome" 2>/dev/null); detail=$(cat "$tmp/detail" 2>/dev/null)
+  retry_after=$(cat "$tmp/retry_after" 2>/dev/null)
+  if [ -z "$outcome" ]; then
+    outcome=unknown; detail="the send ended without an outcome (killed?); the provider may have acted"
+  fi
   if [ -s "$tmp/heartbeat_sent" ]; then
     # That earlier send is the item's send, whatever this one did: complete with it.
     read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
@@ -298,7 +307,9 @@ work_on() {
     finish "/v1/items/$id/complete" "$body" "$traceparent"; status=$finished
     [ "$status" = 200 ] && log "item $id: done ($detail)"
   else
-    body="{\"claimToken\": \"$token\", \"error\": $(json_string "$detail"), \"retryable\": $([ "$outcome" = retry ] && echo true || echo false)${retry_after:+, \"retryAfterSeconds\": $retry_after}}"
+    # unknown: the provider may have acted, so the next claim must ask it before sending again.
+    [ "$outcome" = unknown ] && sent=', "sent": "unknown"'
+    body="{\"claimToken\": \"$token\", \"error\": $(json_string "$detail"), \"retryable\": $([ "$outcome" = permanent ] && echo false || echo true)$sent${retry_after:+, \"retryAfterSeconds\": $retry_after}}"
     finish "/v1/items/$id/fail" "$body" "$traceparent"; status=$finished
     [ "$status" = 200 ] && log "item $id: $detail, now $(item_field state "$tmp/answer")"
   fi
