@@ -262,13 +262,18 @@ public class Conformance {
           1,
           "claim-send-complete",
           Level.BASIC,
-          "claim, send with the item's idempotencyKey, complete with the provider's reference");
+          "claim, send with the item's idempotencyKey, complete with the provider's reference;"
+              + " any 2xx is a send, even one whose body has no reference");
     }
 
     void setUp(Run run) {
       for (int n = 1; n <= 3; n++) {
         run.claimq.enqueue(Map.of("to", "user" + n + "@example.com", "template", "welcome"));
       }
+      // A 2xx without a JSON object to read is still a send: the reference is all that is lost.
+      run.provider.script(run.claimq.items().get(1).idempotencyKey, send -> Answer.accepted(""));
+      run.provider.script(
+          run.claimq.items().get(2).idempotencyKey, send -> Answer.accepted("queued for delivery"));
     }
 
     boolean settled(Run run) {
@@ -285,7 +290,9 @@ public class Conformance {
       Verdict problem = firstProblem(unknownKeys(run));
       return problem != null
           ? problem
-          : Verdict.pass("3 items sent once each with their key and completed with the reference");
+          : Verdict.pass(
+              "3 items sent once each with their key and completed with the reference (none"
+                  + " after a 202 with no body or a text one)");
     }
   }
 
@@ -1871,11 +1878,18 @@ public class Conformance {
   // ---------------------------------------------------------------------------------------------
   // The provider: records every send by its Idempotency-Key; scenarios script its answers.
 
+  /** A send as the provider took it; id is the reference it told the worker, if any. */
   record Send(double at, String key, String id, int status, String raw) {}
 
+  /** A scripted answer; a 2xx with a null body answers {"id": …} with the send's reference. */
   record Answer(int status, Map<String, String> headers, String body) {
     static Answer created() {
       return new Answer(201, Map.of(), null);
+    }
+
+    /** A 202 that takes the send but tells no reference: an empty body, or text. */
+    static Answer accepted(String body) {
+      return new Answer(202, Map.of("Content-Type", "text/plain"), body);
     }
 
     static Answer tooManyRequests(int retryAfter) {
@@ -1971,24 +1985,26 @@ public class Conformance {
         Answer answer = script == null ? Answer.created() : script.answer(arrived);
         String id = null;
         int status = answer.status;
+        boolean told = answer.body == null; // a 2xx of the script's own body tells no reference
         synchronized (this) {
           if (status / 100 == 2) {
             id = dedupes && key != null ? accepted.get(key) : null;
             if (id == null) {
               id = String.format("snd_%04d", ++nextId);
-            } else {
+            } else if (told) {
               status = 200;
             }
             if (key != null) {
               accepted.putIfAbsent(key, id);
             }
           }
-          sends.add(new Send(arrived.at, key, id, status, arrived.raw));
+          sends.add(new Send(arrived.at, key, told ? id : null, status, arrived.raw));
         }
         run.timeline.add(
             "provider", "send", null, key, status,
-            "POST send Idempotency-Key: " + key + " -> " + status + (id == null ? "" : " " + id));
-        reply(exchange, status, answer.headers, id != null ? "{\"id\":\"" + id + "\"}" : answer.body);
+            "POST send Idempotency-Key: " + key + " -> " + status + (id == null ? "" : " " + id)
+                + (id != null && !told ? " (not told: " + Json.write(answer.body) + ")" : ""));
+        reply(exchange, status, answer.headers, id != null && told ? "{\"id\":\"" + id + "\"}" : answer.body);
       }
     }
 
@@ -1997,7 +2013,10 @@ public class Conformance {
       byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
       exchange.getResponseHeaders().set("Content-Type", "application/json");
       headers.forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
-      exchange.sendResponseHeaders(status, bytes.length);
+      if (bytes.length == 0) {
+        exchange.getResponseHeaders().remove("Content-Type");
+      }
+      exchange.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
       exchange.getResponseBody().write(bytes);
     }
   }

@@ -121,8 +121,10 @@ async function send(item) {
   } catch (error) {
     return { outcome: 'retry', error: `provider unreachable: ${error.cause?.code ?? error.name}` };
   }
-  const text = await response.text();
-  if (response.ok) return { outcome: 'done', externalRef: reference(JSON.parse(text).id) };
+  // A 2xx is a send whatever its body says (none, text, a reset while reading it): an unreadable
+  // body only means there is no reference.
+  const text = await response.text().catch(() => '');
+  if (response.ok) return { outcome: 'done', externalRef: referenceIn(text) };
   const error = `provider answered ${response.status}: ${excerpt(text)}`;
   if (response.status === 408 || response.status === 429 || response.status >= 500) {
     const retryAfter = response.headers.get('Retry-After')?.trim();
@@ -146,6 +148,15 @@ function reference(id) {
   return id == null ? undefined : typeof id === 'string' ? id : JSON.stringify(id);
 }
 
+/** The reference in a provider's 2xx body, or undefined when the body holds none it can read. */
+function referenceIn(text) {
+  try {
+    return reference(JSON.parse(text)?.id);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Asks your provider, by idempotency key, whether an earlier attempt's send of this item went
  * through: a done outcome with its reference if it did, null if it did not (send it), or a retry
@@ -167,11 +178,7 @@ async function alreadySent(item) {
   if (response.status !== 200) {
     return { outcome: 'retry', error: `${unsure}provider answered ${response.status}: ${excerpt(text)}` };
   }
-  let externalRef; // it did send, even if its reference is unreadable
-  try {
-    externalRef = reference(JSON.parse(text)?.id);
-  } catch {}
-  return { outcome: 'done', externalRef };
+  return { outcome: 'done', externalRef: referenceIn(text) }; // it did send
 }
 
 /**

@@ -59,6 +59,23 @@ def reference(sent_id):
     return None if sent_id is None else sent_id if isinstance(sent_id, str) else json.dumps(sent_id)
 
 
+def reference_in(raw):
+    """The reference in a provider's 2xx body, or None: a 2xx is a send whatever its body says
+    (empty, text, not an object), so an unreadable body only means there is no reference."""
+    try:
+        return reference(json.loads(raw).get("id"))
+    except (ValueError, AttributeError):
+        return None
+
+
+def read_body(response):
+    """The body of a 2xx, or b"" if the connection breaks while it is read: the send was taken."""
+    try:
+        return response.read()
+    except OSError:
+        return b""
+
+
 def retry(error, retry_after_seconds=None):
     return ("retry", error, retry_after_seconds)
 
@@ -130,7 +147,7 @@ def send(item):
                  **trace(item)})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return done(reference(json.loads(response.read()).get("id")))
+            return done(reference_in(read_body(response)))
     except urllib.error.HTTPError as error:
         reason = "provider answered %d: %s" % (error.code, error.read(500).decode(errors="replace"))
         retry_after = error.headers.get("Retry-After", "")
@@ -154,9 +171,9 @@ def already_sent(item):
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=trace(item)),
                                     timeout=10) as response:
-            raw = response.read()
             if response.status != 200:
                 return retry(unsure + "provider answered %d" % response.status)
+            return done(reference_in(read_body(response)))  # it did send
     except urllib.error.HTTPError as error:
         if error.code == 404:
             return None
@@ -164,10 +181,6 @@ def already_sent(item):
                      % (error.code, error.read(500).decode(errors="replace")))
     except (urllib.error.URLError, OSError) as error:
         return retry(unsure + str(error))
-    try:
-        return done(reference(json.loads(raw).get("id")))
-    except (ValueError, AttributeError):
-        return done(None)  # it did send; its reference is unreadable
 
 
 def send_unless_sent(item):

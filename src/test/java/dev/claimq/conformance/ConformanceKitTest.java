@@ -67,6 +67,11 @@ class ConformanceKitTest {
         "claims without waiting and at once again on 204",
         "\"waitSeconds\": args.wait_seconds}",
         "\"waitSeconds\": 0}"),
+    CHOKES_ON_A_2XX_WITHOUT_JSON(
+        "claim-send-complete",
+        "lets a 2xx whose body is no JSON object throw, so the send is failed and sent again",
+        "    except (ValueError, AttributeError):\n        return None",
+        "    except ():\n        return None"),
     SENDS_NULL_FOR_A_DEFAULT(
         "claim-send-complete",
         "claims with leaseSeconds: null, which claimq refuses, instead of leaving it out",
