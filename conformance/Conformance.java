@@ -211,7 +211,8 @@ public class Conformance {
             new AlreadySentOnHeartbeat(),
             new DeclaresIntent(),
             new SigtermFinishes(),
-            new KeepsSecrets());
+            new KeepsSecrets(),
+            new SaysWhenSendIsUnknown());
   }
 
   /** Judgements most scenarios share: an item sent once with its key and completed with its ref. */
@@ -230,6 +231,21 @@ public class Conformance {
       return String.format(
           "item %s was completed with externalRef %s; the provider answered %s",
           item.id, quoted(item.externalRef), quoted(sends.get(0).id));
+    }
+    return null;
+  }
+
+  /** An item sent once whose send did not go through (what says how), failed with a reason. */
+  static String sentOnceAndFailed(Run run, Item item, String what) {
+    int sends = run.provider.sendsOf(item.idempotencyKey).size();
+    if (sends != 1) {
+      return String.format("item %s was sent %d times, once expected", item.id, sends);
+    }
+    if (item.failure == null) {
+      return String.format("item %s: %s, but the item was %s, not failed", item.id, what, item.state);
+    }
+    if (!(item.failure.get("error") instanceof String error) || error.isBlank()) {
+      return "item " + item.id + ": its fail has no error text";
     }
     return null;
   }
@@ -532,17 +548,10 @@ public class Conformance {
       Item invalid = run.claimq.items().get(1);
       Item away = run.claimq.items().get(2);
       for (Item item : List.of(busy, invalid, away)) {
-        int sends = run.provider.sendsOf(item.idempotencyKey).size();
-        if (sends != 1) {
-          return Verdict.fail("item %s was sent %d times, once expected", item.id, sends);
-        }
-        if (item.failure == null) {
-          return Verdict.fail(
-              "item %s: the provider refused the send, but the item was %s, not failed",
-              item.id, item.state);
-        }
-        if (!(item.failure.get("error") instanceof String error) || error.isBlank()) {
-          return Verdict.fail("item %s: its fail has no error text", item.id);
+        Verdict problem =
+            firstProblem(sentOnceAndFailed(run, item, "the provider refused the send"));
+        if (problem != null) {
+          return problem;
         }
       }
       Object retryAfter = busy.failure.get("retryAfterSeconds");
@@ -1005,6 +1014,49 @@ public class Conformance {
           String.format(
               "%d logs and %d provider requests hold neither the API key nor any of %d tokens",
               run.kit.logFiles.size(), run.kit.everySend.size(), run.kit.tokens.size()));
+    }
+  }
+
+  static final class SaysWhenSendIsUnknown extends Scenario {
+    SaysWhenSendIsUnknown() {
+      super(
+          12,
+          "says-when-send-is-unknown",
+          Level.INTENT,
+          "a send whose answer is lost after the request went out (a dropped connection, a"
+              + " timeout): fail retryable with sent: unknown, not as a send that never happened");
+    }
+
+    void setUp(Run run) {
+      Item item = run.claimq.enqueue(Map.of("to", "lost-answer@example.com"));
+      // The provider reads the whole request, takes the send, and closes the connection without
+      // a word: the worker cannot tell whether it acted.
+      run.provider.script(item.idempotencyKey, send -> Answer.dropped());
+    }
+
+    boolean settled(Run run) {
+      return run.claimq.items().get(0).finished();
+    }
+
+    Verdict judge(Run run) {
+      Item item = run.claimq.items().get(0);
+      Verdict problem =
+          firstProblem(
+              sentOnceAndFailed(
+                  run, item, "the provider dropped the connection after taking the send"));
+      if (problem != null) {
+        return problem;
+      }
+      if (Boolean.FALSE.equals(item.failure.get("retryable"))) {
+        return Verdict.fail("a dropped connection was reported retryable: false; it is retryable");
+      }
+      if (!"unknown".equals(item.failure.get("sent"))) {
+        return Verdict.fail(
+            "the provider dropped the connection after the request reached it; the fail said"
+                + " sent %s, not \"unknown\": the next claim would not say possiblySent",
+            item.failure.containsKey("sent") ? Json.write(item.failure.get("sent")) : "(left out: no)");
+      }
+      return Verdict.pass("a connection dropped after the request failed retryable, sent unknown");
     }
   }
 
@@ -1887,6 +1939,11 @@ public class Conformance {
       return new Answer(201, Map.of(), null);
     }
 
+    /** Takes the send, then closes the connection without answering. */
+    static Answer dropped() {
+      return new Answer(0, Map.of(), null);
+    }
+
     /** A 202 that takes the send but tells no reference: an empty body, or text. */
     static Answer accepted(String body) {
       return new Answer(202, Map.of("Content-Type", "text/plain"), body);
@@ -1987,7 +2044,7 @@ public class Conformance {
         int status = answer.status;
         boolean told = answer.body == null; // a 2xx of the script's own body tells no reference
         synchronized (this) {
-          if (status / 100 == 2) {
+          if (status / 100 == 2 || status == 0) {
             id = dedupes && key != null ? accepted.get(key) : null;
             if (id == null) {
               id = String.format("snd_%04d", ++nextId);
@@ -2003,7 +2060,11 @@ public class Conformance {
         run.timeline.add(
             "provider", "send", null, key, status,
             "POST send Idempotency-Key: " + key + " -> " + status + (id == null ? "" : " " + id)
-                + (id != null && !told ? " (not told: " + Json.write(answer.body) + ")" : ""));
+                + (id != null && !told ? " (not told: " + Json.write(answer.body) + ")" : "")
+                + (status == 0 ? " (connection closed without an answer)" : ""));
+        if (status == 0) {
+          return; // closing an exchange that sent no headers closes its connection
+        }
         reply(exchange, status, answer.headers, id != null && told ? "{\"id\":\"" + id + "\"}" : answer.body);
       }
     }

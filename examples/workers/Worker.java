@@ -17,6 +17,7 @@
 // full rate only after a minute or two of work, as the JIT compiles the HTTP client.
 
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -46,7 +47,10 @@ public class Worker {
     }
   }
 
-  /** The outcome of one send, as claimq wants to hear it: done, retry or permanent. */
+  /**
+   * The outcome of one send, as claimq wants to hear it: done, retry, permanent, or unknown (a
+   * retry after which the provider may have acted: the next claim is flagged possiblySent).
+   */
   record Outcome(String kind, String detail, Long retryAfterSeconds) {}
 
   /**
@@ -178,7 +182,7 @@ public class Worker {
     try {
       outcome = sendUnlessSent(item);
     } catch (RuntimeException error) { // a bug in send(): report it rather than hold the item
-      outcome = new Outcome("retry", "worker error: " + error, null);
+      outcome = new Outcome("unknown", "worker error: " + error, null);
     } finally {
       // shutdown, not shutdownNow: a heartbeat in flight finishes, so its answer is not lost.
       heartbeat.shutdown();
@@ -217,10 +221,16 @@ public class Worker {
             outcome.retryAfterSeconds() == null
                 ? ""
                 : ", \"retryAfterSeconds\": " + outcome.retryAfterSeconds();
+        String unknown = outcome.kind().equals("unknown") ? ", \"sent\": \"unknown\"" : "";
         String body =
             String.format(
-                "{%s, \"error\": %s, \"retryable\": %s%s%s}",
-                token, quote(outcome.detail()), outcome.kind().equals("retry"), retryAfter, next);
+                "{%s, \"error\": %s, \"retryable\": %s%s%s%s}",
+                token,
+                quote(outcome.detail()),
+                !outcome.kind().equals("permanent"),
+                unknown,
+                retryAfter,
+                next);
         answer = finish(path + "fail", body, item.traceparent(), timeout).body();
         log("item " + item.id() + ": " + outcome.detail() + ", now " + text(field(answer, "state")));
       }
@@ -257,8 +267,11 @@ public class Worker {
     HttpResponse<String> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofString());
-    } catch (IOException | InterruptedException error) {
+    } catch (ConnectException error) { // refused, unresolvable, no connection in time
       return new Outcome("retry", "provider unreachable: " + error, null);
+    } catch (IOException | InterruptedException error) {
+      // A timeout, or the connection lost once the request was written: it may have acted.
+      return new Outcome("unknown", "provider may have acted: " + error, null);
     }
     int status = response.statusCode();
     if (status >= 200 && status < 300) {

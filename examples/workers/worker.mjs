@@ -119,7 +119,10 @@ async function send(item) {
       signal: AbortSignal.timeout(30_000),
     });
   } catch (error) {
-    return { outcome: 'retry', error: `provider unreachable: ${error.cause?.code ?? error.name}` };
+    const code = error.cause?.code ?? error.name;
+    if (NOT_SENT.has(code)) return { outcome: 'retry', error: `provider unreachable: ${code}` };
+    // A reset, a closed socket, a timeout: the request may have reached the provider.
+    return { outcome: 'unknown', error: `provider may have acted: ${code}` };
   }
   // A 2xx is a send whatever its body says (none, text, a reset while reading it): an unreadable
   // body only means there is no reference.
@@ -137,6 +140,11 @@ async function send(item) {
 }
 
 const MAX_RETRY_AFTER_SECONDS = 86400; // the longest retryAfterSeconds claimq takes
+
+/** Errors before the request went out: the provider cannot have acted. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** The first 500 characters, cut between code points: half a surrogate pair is not valid UTF-8. */
 function excerpt(text) {
@@ -266,7 +274,7 @@ async function workOn(item) {
   try {
     result = await sendUnlessSent(item);
   } catch (error) { // a bug in send(): report it rather than hold the item
-    result = { outcome: 'retry', error: `worker error: ${error}` };
+    result = { outcome: 'unknown', error: `worker error: ${error}` };
   } finally {
     earlierSend = await stopHeartbeat();
   }
@@ -291,7 +299,9 @@ async function workOn(item) {
       ({ body: answer } = await finish(path + 'fail', {
         claimToken: item.claimToken,
         error: result.error,
-        retryable: result.outcome === 'retry',
+        retryable: result.outcome !== 'permanent',
+        // unknown: the provider may have acted, so the next claim asks it before sending again.
+        sent: result.outcome === 'unknown' ? 'unknown' : undefined,
         retryAfterSeconds: result.retryAfterSeconds,
         next,
       }, trace(item), 10, waitSeconds + 10));

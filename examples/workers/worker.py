@@ -84,6 +84,11 @@ def permanent(error):
     return ("permanent", error, None)
 
 
+def unknown(error):
+    """Retryable, but the provider may have acted: the next claim is flagged possiblySent."""
+    return ("unknown", error, None)
+
+
 class Claimq:
     def __init__(self, url, api_key):
         self.url = url.rstrip("/")
@@ -154,8 +159,10 @@ def send(item):
         if error.code in (408, 429) or error.code >= 500:
             return retry(reason, retry_after_seconds(retry_after))
         return permanent(reason)  # any other 4xx: this request will never succeed
-    except (urllib.error.URLError, OSError) as error:
-        return retry("provider unreachable: %s" % error)
+    except urllib.error.URLError as error:  # refused, unresolvable: the request never went out
+        return retry("provider unreachable: %s" % error.reason)
+    except OSError as error:  # reset, closed or timed out once the request was written
+        return unknown("provider may have acted: %s" % (error or type(error).__name__))
 
 
 def already_sent(item):
@@ -257,7 +264,7 @@ def work_on(claimq, item, lease_seconds, claim):
     try:
         outcome, detail, retry_after = send_unless_sent(item)
     except Exception as error:  # a bug in send(): report it rather than hold the item
-        outcome, detail, retry_after = retry("worker error: %r" % error)
+        outcome, detail, retry_after = unknown("worker error: %r" % error)
     finally:
         finished.set()
         heartbeat.join()
@@ -284,7 +291,9 @@ def work_on(claimq, item, lease_seconds, claim):
                                       timeout=timeout)
             log("item %s: done (%s)" % (item["id"], detail))
         else:
-            body = {"claimToken": token, "error": detail, "retryable": outcome == "retry"}
+            body = {"claimToken": token, "error": detail, "retryable": outcome != "permanent"}
+            if outcome == "unknown":
+                body["sent"] = "unknown"
             if retry_after is not None:
                 body["retryAfterSeconds"] = retry_after
             if wants_next:

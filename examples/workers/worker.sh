@@ -171,8 +171,8 @@ trace_header() {
 # The side effect, reading the claimed item in $tmp/item. Always pass the idempotencyKey to the
 # provider: if this item is ever sent twice (a stale worker, a crash before complete), the
 # provider makes it one send. Writes $tmp/detail (the provider's reference, or the reason),
-# $tmp/retry_after and, last, $tmp/outcome (done, retry or permanent): a send cut short leaves no
-# outcome.
+# $tmp/retry_after and, last, $tmp/outcome (done, retry, permanent, or unknown: retry, but the
+# provider may have acted): a send cut short leaves no outcome.
 send() {
   : > "$tmp/retry_after"
   if [ -z "${PROVIDER_URL:-}" ]; then
@@ -180,16 +180,24 @@ send() {
     : > "$tmp/detail"; echo done > "$tmp/outcome"; return
   fi
   item_field payload "$tmp/item" > "$tmp/payload"
-  local status trace
+  local status trace exit_code
   trace_header
   : > "$tmp/provider"
   status=$(curl -s -o "$tmp/provider" -D "$tmp/provider_headers" -w '%{http_code}' --max-time 30 \
     -X POST -H 'Content-Type: application/json' \
     -H "Idempotency-Key: $(item_field idempotencyKey "$tmp/item")" ${trace[@]+"${trace[@]}"} \
-    --data-binary @"$tmp/payload" "$PROVIDER_URL" 2>/dev/null) || true
+    --data-binary @"$tmp/payload" "$PROVIDER_URL" 2>/dev/null)
+  exit_code=$?
   case $status in
     2??) provider_ref "$tmp/provider" > "$tmp/detail"; echo done > "$tmp/outcome" ;;
-    000) echo "provider unreachable or timed out" > "$tmp/detail"; echo retry > "$tmp/outcome" ;;
+    000)
+      case $exit_code in
+        5|6|7) # no name or no connection: the request never went out
+          echo "provider unreachable (curl exit $exit_code)" > "$tmp/detail"; echo retry > "$tmp/outcome" ;;
+        *) # a timeout, an empty reply, a reset: the request may have reached the provider
+          echo "provider may have acted: no answer (curl exit $exit_code)" > "$tmp/detail"
+          echo unknown > "$tmp/outcome" ;;
+      esac ;;
     408|429|5??)
       echo "provider answered $status: $(excerpt "$tmp/provider")" > "$tmp/detail"
       retry_after_seconds < "$tmp/provider_headers" > "$tmp/retry_after"

@@ -39,11 +39,11 @@ class ConformanceKitTest {
 
   /** The reference workers, with the protocol level worker-protocol.md says each reaches. */
   enum Reference {
-    PYTHON("python3 examples/workers/worker.py", "intent", 11),
-    NODE("node examples/workers/worker.mjs", "intent", 11),
-    JAVA(ConformanceKitTest.JAVA + " examples/workers/Worker.java", "intent", 11),
-    BASH("bash examples/workers/worker.sh", "intent", 11),
-    BASH_WITHOUT_JQ("env CLAIMQ_NO_JQ=1 bash examples/workers/worker.sh", "intent", 11);
+    PYTHON("python3 examples/workers/worker.py", "intent", 12),
+    NODE("node examples/workers/worker.mjs", "intent", 12),
+    JAVA(ConformanceKitTest.JAVA + " examples/workers/Worker.java", "intent", 12),
+    BASH("bash examples/workers/worker.sh", "intent", 12),
+    BASH_WITHOUT_JQ("env CLAIMQ_NO_JQ=1 bash examples/workers/worker.sh", "intent", 12);
 
     final String command;
     final String level;
@@ -144,6 +144,11 @@ class ConformanceKitTest {
         "asks for the next item on the report it makes after SIGTERM",
         "wants_next = not stopping.is_set()",
         "wants_next = True"),
+    SAYS_A_LOST_ANSWER_WAS_NOT_SENT(
+        "says-when-send-is-unknown",
+        "fails a send whose connection dropped after the request without sent: unknown",
+        "body[\"sent\"] = \"unknown\"",
+        "pass"),
     LOGS_THE_CLAIM(
         "keeps-secrets",
         "logs each claimed item whole, token included",
