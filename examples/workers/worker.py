@@ -130,8 +130,9 @@ class Claimq:
 
 
 def backoff(attempt, cap=30.0):
-    """Full jitter: a random delay up to 0.5s * 2^attempt, so restarted workers spread out."""
-    return random.uniform(0, min(cap, 0.5 * 2 ** attempt))
+    """Full jitter: a random delay up to 0.5s * 2^attempt, so restarted workers spread out. The
+    exponent stops at 16 (far past the cap): 2.0 ** 1024 is an OverflowError, not a delay."""
+    return random.uniform(0, min(cap, 0.5 * 2.0 ** min(attempt, 16)))
 
 
 def trace(item):

@@ -112,7 +112,7 @@ class ConformanceKitTest {
     RETRIES_WITHOUT_JITTER(
         "backs-off-when-claimq-is-down",
         "waits a fixed 0.6 s before each retry while claimq answers 503",
-        "return random.uniform(0, min(cap, 0.5 * 2 ** attempt))",
+        "return random.uniform(0, min(cap, 0.5 * 2.0 ** min(attempt, 16)))",
         "return 0.6") {
       @Override
       String reason() {
