@@ -526,17 +526,21 @@ public class Conformance {
           5,
           "reports-provider-failures",
           Level.BASIC,
-          "429 with Retry-After: fail with retryAfterSeconds, at most 86400; a permanent 4xx:"
-              + " retryable false");
+          "429 with Retry-After: fail with retryAfterSeconds, at most 86400; 503 and 408:"
+              + " retryable; a permanent 4xx: retryable false");
     }
 
     void setUp(Run run) {
       Item busy = run.claimq.enqueue(Map.of("to", "busy@example.com"));
       Item invalid = run.claimq.enqueue(Map.of("to", "not an address"));
       Item away = run.claimq.enqueue(Map.of("to", "away@example.com"));
+      Item down = run.claimq.enqueue(Map.of("to", "down@example.com"));
+      Item slow = run.claimq.enqueue(Map.of("to", "slow@example.com"));
       run.provider.script(busy.idempotencyKey, send -> Answer.tooManyRequests(7));
       run.provider.script(invalid.idempotencyKey, send -> Answer.unprocessable());
       run.provider.script(away.idempotencyKey, send -> Answer.tooManyRequests(172800));
+      run.provider.script(down.idempotencyKey, send -> Answer.unavailable(1));
+      run.provider.script(slow.idempotencyKey, send -> Answer.requestTimeout());
     }
 
     boolean settled(Run run) {
@@ -547,7 +551,9 @@ public class Conformance {
       Item busy = run.claimq.items().get(0);
       Item invalid = run.claimq.items().get(1);
       Item away = run.claimq.items().get(2);
-      for (Item item : List.of(busy, invalid, away)) {
+      Item down = run.claimq.items().get(3);
+      Item slow = run.claimq.items().get(4);
+      for (Item item : List.of(busy, invalid, away, down, slow)) {
         Verdict problem =
             firstProblem(sentOnceAndFailed(run, item, "the provider refused the send"));
         if (problem != null) {
@@ -555,8 +561,12 @@ public class Conformance {
         }
       }
       Object retryAfter = busy.failure.get("retryAfterSeconds");
-      if (Boolean.FALSE.equals(busy.failure.get("retryable"))) {
-        return Verdict.fail("a 429 was reported retryable: false; it is retryable");
+      for (Item item : List.of(busy, down, slow)) {
+        if (Boolean.FALSE.equals(item.failure.get("retryable"))) {
+          return Verdict.fail(
+              "the provider answered %s; the fail said retryable: false, and it is retryable",
+              run.provider.sendsOf(item.idempotencyKey).get(0).status());
+        }
       }
       if (!(retryAfter instanceof BigDecimal seconds) || seconds.compareTo(BigDecimal.valueOf(7)) != 0) {
         return Verdict.fail(
@@ -576,8 +586,8 @@ public class Conformance {
             Json.write(invalid.failure.get("retryable")));
       }
       return Verdict.pass(
-          "429 failed with retryAfterSeconds 7 (86400 for a Retry-After of 172800); 422 failed"
-              + " with retryable false");
+          "429 failed with retryAfterSeconds 7 (86400 for a Retry-After of 172800); 503 and 408"
+              + " retryable; 422 failed with retryable false");
     }
   }
 
@@ -587,6 +597,9 @@ public class Conformance {
     static final int MAX_CALLS_IN_ERRORS = 10; // 4 a second
     static final double IDLE_ERRORS_FOR = 3.0;
     static final int MAX_CLAIMS_IN_ERRORS = 12;
+    /** How long claims are answered 503 in the second outage, to see the backoff grow. */
+    static final double IDLE_OUTAGE = 10.0;
+    static final double GROWN_GAP = 2.0;
     static final int MIN_GAPS_FOR_JITTER = 4;
     static final double SAME_GAP = 0.05;
 
@@ -607,7 +620,7 @@ public class Conformance {
             run.idleOutageAt = run.now();
             run.claimq.failing = true;
             run.after(
-                IDLE_ERRORS_FOR,
+                IDLE_OUTAGE,
                 () -> {
                   run.claimq.failing = false;
                   run.claimq.enqueue(Map.of("to", "after-outage@example.com"));
@@ -637,7 +650,7 @@ public class Conformance {
     }
 
     int timeoutSeconds(Run run) {
-      return 75;
+      return 90;
     }
 
     Verdict judge(Run run) {
@@ -678,14 +691,13 @@ public class Conformance {
       // calls in one outage, two gaps within a few hundredths of a second of each other happen
       // by chance about once in fifty runs, four or more almost never. A fixed delay gives four
       // equal gaps as long as it is under about 1.2 s.
+      List<Double> idleClaims =
+          run.timeline.events().stream()
+              .filter(e -> e.isClaim() && e.status == 503 && e.at >= idle)
+              .map(e -> e.at)
+              .toList();
       List<Double> gaps = gaps(during);
-      gaps.addAll(
-          gaps(
-              run.timeline.events().stream()
-                  .filter(e -> e.isClaim() && e.status == 503)
-                  .filter(e -> e.at >= idle && e.at < idle + IDLE_ERRORS_FOR)
-                  .map(e -> e.at)
-                  .toList()));
+      gaps.addAll(gaps(idleClaims));
       if (gaps.size() >= MIN_GAPS_FOR_JITTER && max(gaps) - min(gaps) < SAME_GAP) {
         return Verdict.fail(
             "retried every %.2f s exactly (%d gaps within %.2f s): no jitter",
@@ -694,6 +706,19 @@ public class Conformance {
       Item next = run.claimq.items().size() == 2 ? run.claimq.items().get(1) : null;
       if (next == null || !next.finished()) {
         return Verdict.fail("did not pick up new work after claimq came back from 503s on claim");
+      }
+      // The backoff must grow: with the delay's ceiling doubling per failure (0.5 s x 2^n, full
+      // jitter), 10 s of failed claims all but surely hold a gap of 2 s or more, twice the
+      // shortest (the chance of none is below one in a hundred thousand). A fixed delay, or a
+      // random one under 2 s, never does. The claim that got the new work ends the last gap.
+      List<Double> growth = new ArrayList<>(idleClaims);
+      growth.add(next.claimedAt);
+      List<Double> idleGaps = gaps(growth);
+      if (idleGaps.isEmpty() || max(idleGaps) < GROWN_GAP || max(idleGaps) < 2 * min(idleGaps)) {
+        return Verdict.fail(
+            "claims %s s apart through %.0f s of 503s: the backoff does not grow (a gap of %.0f s"
+                + " or more, twice the shortest, expected)",
+            range(idleGaps), IDLE_OUTAGE, GROWN_GAP);
       }
       problem = firstProblem(sentOnceAndCompleted(run, next));
       return problem != null
@@ -1957,6 +1982,10 @@ public class Conformance {
     static Answer unavailable(int retryAfter) {
       return new Answer(
           503, Map.of("Retry-After", String.valueOf(retryAfter)), "{\"error\":\"unavailable\"}");
+    }
+
+    static Answer requestTimeout() {
+      return new Answer(408, Map.of(), "{\"error\":\"request timeout\"}");
     }
 
     static Answer unprocessable() {

@@ -119,6 +119,21 @@ class ConformanceKitTest {
         return "no jitter";
       }
     },
+    RETRIES_WITHOUT_GROWTH(
+        "backs-off-when-claimq-is-down",
+        "backs off a random 0 to 1.3 s however many claims failed in a row",
+        "return random.uniform(0, min(cap, 0.5 * 2.0 ** min(attempt, 16)))",
+        "return random.uniform(0, 1.3)") {
+      @Override
+      String reason() {
+        return "does not grow";
+      }
+    },
+    GIVES_UP_ON_503_AND_408(
+        "reports-provider-failures",
+        "reports a provider's 503 or 408 as permanent",
+        "if error.code in (408, 429) or error.code >= 500:",
+        "if error.code == 429:"),
     IGNORES_POSSIBLY_SENT(
         "asks-provider-when-possibly-sent",
         "sends a possiblySent item without asking the provider",
