@@ -114,9 +114,11 @@ class ConformanceKitTest {
         "waits a fixed 0.6 s before each retry while claimq answers 503",
         "return random.uniform(0, min(cap, 0.5 * 2.0 ** min(attempt, 16)))",
         "return 0.6") {
+      // A fixed delay neither varies nor grows; on a loaded machine its gaps can spread past
+      // what the jitter check calls equal, and then the growth check is the one that fails it.
       @Override
       String reason() {
-        return "no jitter";
+        return "no jitter|does not grow";
       }
     },
     RETRIES_WITHOUT_GROWTH(
@@ -184,7 +186,10 @@ class ConformanceKitTest {
       this.edits = List.of(edits);
     }
 
-    /** What the failing verdict must say, where more than one rule of a scenario could fail. */
+    /**
+     * What the failing verdict must say (a regular expression), where more than one rule of a
+     * scenario could fail.
+     */
     String reason() {
       return "";
     }
@@ -271,7 +276,7 @@ class ConformanceKitTest {
             .matcher(run.output);
     assertThat(verdict.find()).as(run.output).isTrue();
     assertThat(verdict.group(1)).as(run.output).isEqualTo("FAIL");
-    assertThat(verdict.group(2)).as(run.output).contains(mutant.reason());
+    assertThat(verdict.group(2)).as(run.output).containsPattern(mutant.reason());
     assertThat(run.output).contains("0 passed, 1 failed");
   }
 
