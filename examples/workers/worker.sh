@@ -104,6 +104,14 @@ fi
 # The Retry-After in response headers on stdin as claimq takes it: whole seconds, at most 86400
 # (however many digits the provider sent); nothing for an HTTP-date or garbage, so that claimq's
 # own backoff applies.
+# Sets now to the time in microseconds, without a subshell (the heartbeat loop asks ten times a
+# second). The decimal point may be a comma in some locales.
+clock_now() {
+  now=${EPOCHREALTIME:-$SECONDS.000000}
+  now=${now/[.,]/}
+  now=$(( 10#$now ))
+}
+
 retry_after_seconds() {
   tr -d '\r' | sed -nE 's/^[Rr]etry-[Aa]fter: *0*([0-9]+) *$/\1/p' | head -n 1 |
     { read -r seconds && { [ "${#seconds}" -gt 5 ] || [ "$seconds" -gt 86400 ]; } && echo 86400 || echo "${seconds:-}"; }
@@ -275,11 +283,15 @@ work_on() {
   # outcome is removed first: a send that still leaves none (SIGKILL) is reported as unknown.
   rm -f "$tmp/heartbeat_sent" "$tmp/outcome" "$tmp/detail" "$tmp/retry_after"
   ( trap '' TERM INT; send_unless_sent ) &
-  local send_pid=$! beat_every=$(( lease_seconds / 3 > 0 ? lease_seconds / 3 : 1 ))
-  local next_beat=$(( SECONDS + beat_every )) status beating=1
+  # Timed in microseconds: SECONDS counts whole seconds, so a beat every second came 0.3 s to 2 s
+  # apart. EPOCHREALTIME is bash 5's; an older bash falls back to SECONDS.
+  local send_pid=$! beat_every=$(( lease_seconds * 1000000 / 3 )) now
+  clock_now
+  local next_beat=$(( now + beat_every )) status beating=1
   while kill -0 "$send_pid" 2>/dev/null; do
     sleep 0.1
-    if [ "$beating" = 1 ] && [ "$SECONDS" -ge "$next_beat" ]; then
+    clock_now
+    if [ "$beating" = 1 ] && [ "$now" -ge "$next_beat" ]; then
       status=$(claimq "/v1/items/$id/heartbeat" "{\"claimToken\": \"$token\"}")
       case $status in
         200)
@@ -292,7 +304,8 @@ work_on() {
         409) log "item $id: heartbeat answered 409: the claim is gone"; beating=0 ;;
         *) log "item $id: heartbeat answered $status; trying again" ;;
       esac
-      next_beat=$(( SECONDS + beat_every ))
+      clock_now
+      next_beat=$(( now + beat_every ))
     fi
   done
   wait "$send_pid"
