@@ -44,8 +44,7 @@ export async function render(main, { rest, me, say }) {
       h('section', { 'aria-labelledby': 'payload-title' },
         h('h2', { id: 'payload-title' }, 'Payload'),
         item.pruned ? h('p', {}, 'Pruned: this is a tombstone, its payload is gone.')
-          : h('pre', { class: 'payload', id: 'payload', tabindex: '0' },
-            pretty(member(answer.text, 'payload') || 'null'))));
+          : payload(member(answer.text, 'payload') || 'null')));
     return item;
   }
 
@@ -207,6 +206,14 @@ function summary(item) {
       fact('External reference', item.externalRef ? h('code', {}, item.externalRef) : '—'),
       fact(item.state === 'held' ? 'Proposed by' : 'Enqueued by', item.enqueuedBy || '—'),
       item.traceparent ? fact('Trace', h('code', {}, item.traceparent)) : null));
+}
+
+/** The payload as stored, indented where that stays readable, and a note where it does not. */
+function payload(text) {
+  const shown = pretty(text);
+  return [shown.note ? h('p', { class: 'hint', id: 'payload-note' }, shown.note) : null,
+    h('pre', { class: 'payload', id: 'payload', tabindex: '0',
+      'aria-describedby': shown.note ? 'payload-note' : null }, shown.text)];
 }
 
 function timeline(attempts) {

@@ -73,12 +73,26 @@ export function member(text, name) {
   return null;
 }
 
-/** The same JSON text, two spaces an indent; strings and numbers exactly as they were. */
+/** Deeper than this, indentation would push the text off the page and show nothing more. */
+export const MAX_DEPTH = 32;
+/** Longer than this once indented, a payload would keep the page from showing (it grows fast). */
+export const MAX_CHARS = 1_000_000;
+
+/**
+ * The same JSON text, two spaces an indent; strings and numbers exactly as they were. Answers
+ * {text, note}: a payload nested deeper than MAX_DEPTH, or that would run past MAX_CHARS once
+ * indented, is answered as it came, with a note saying why; an agent shapes payloads, so neither
+ * the work done here nor the text shown may grow with depth times length.
+ */
 export function pretty(text) {
   let out = '';
   let depth = 0;
   const newline = () => `\n${'  '.repeat(depth)}`;
   for (let i = skip(text, 0); i < text.length; i = skip(text, i)) {
+    if (out.length > MAX_CHARS) {
+      return { text, note: `Shown as stored, not indented: indented, it would be more than ${
+        MAX_CHARS.toLocaleString('en')} characters.` };
+    }
     const c = text[i];
     if (c === '"') {
       const end = stringEnd(text, i);
@@ -90,8 +104,9 @@ export function pretty(text) {
       if (text[next] === close) {
         out += c + close;
         i = next + 1;
+      } else if (++depth > MAX_DEPTH) {
+        return { text, note: `Shown as stored, not indented: it nests deeper than ${MAX_DEPTH} levels.` };
       } else {
-        depth++;
         out += c + newline();
         i++;
       }
@@ -111,7 +126,7 @@ export function pretty(text) {
       i = end;
     }
   }
-  return out;
+  return { text: out, note: null };
 }
 
 function skip(text, i) {
