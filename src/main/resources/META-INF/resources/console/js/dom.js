@@ -1,5 +1,6 @@
 // Building the page from data without innerHTML: text is always set as text, so nothing an
-// item, a reason or a payload holds can become markup.
+// item, a reason or a payload holds can become markup. Nor can it reorder the page: every
+// bidirectional control in a text is shown as a marked escape instead of being applied.
 
 /**
  * h('a', {href: '#/', class: 'x', onclick: fn}, 'text', child): attributes by name, `on…` as
@@ -29,8 +30,38 @@ function add(element, children) {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
     if (Array.isArray(child)) add(element, child);
-    else element.append(child instanceof Node ? child : String(child));
+    else if (child instanceof Node) element.append(child);
+    else element.append(...shown(String(child)));
   }
+}
+
+/**
+ * The bidirectional controls: embeddings and overrides (U+202A-U+202E), isolates (U+2066-U+2069)
+ * and marks (U+200E, U+200F, U+061C). Applied, one in data reorders what follows it: "a", U+202E,
+ * "moc.live@ecila" reads as alice@evil.com.
+ */
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/** A text as its pieces: each bidi control a <mark> showing its escape (\u202E), never applied. */
+function shown(text) {
+  const pieces = [];
+  let from = 0;
+  for (const found of text.matchAll(BIDI)) {
+    const code = found[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0');
+    pieces.push(text.slice(from, found.index), h('mark', { class: 'control',
+      title: `U+${code}, a bidirectional control, shown here instead of applied` }, `\\u${code}`));
+    from = found.index + found[0].length;
+  }
+  pieces.push(text.slice(from));
+  return pieces.filter((piece) => piece !== '');
+}
+
+/**
+ * A piece of data among words of the page (a worker's name after "by"): isolated, so that its
+ * characters, right-to-left ones included, cannot move the words around it.
+ */
+export function data(text) {
+  return h('bdi', {}, text);
 }
 
 /**

@@ -2,7 +2,7 @@
 // and the operator's actions on it: retry, cancel, resolve.
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
-import { acting, append, h, heading, problem, replace, sentence, unknown, when } from './dom.js';
+import { acting, append, data, h, heading, problem, replace, sentence, unknown, when } from './dom.js';
 import { member, pretty } from './json.js';
 
 export async function render(main, { rest, me, say }) {
@@ -184,8 +184,8 @@ function summary(item) {
   }
   if (item.alreadySent) {
     warnings.push(h('p', { class: 'warning', id: 'already-sent' },
-      `Already sent: attempt ${item.alreadySent.attempt}'s late complete reported`
-        + ` ${item.alreadySent.externalRef}; the current worker should complete, not send.`));
+      `Already sent: attempt ${item.alreadySent.attempt}'s late complete reported `,
+      data(item.alreadySent.externalRef), '; the current worker should complete, not send.'));
   }
   return h('section', { 'aria-label': 'Summary', class: 'summary-box' },
     item.lastError ? h('p', { class: 'reason big', id: 'reason' }, item.lastError) : null,
@@ -220,24 +220,24 @@ function timeline(attempts) {
   if (attempts.length === 0) return h('p', {}, 'Never claimed.');
   return h('ol', { class: 'timeline', id: 'attempts' }, attempts.map((a) => h('li', {},
     h('p', { class: 'attempt-head' },
-      h('strong', {}, `Attempt ${a.attempt}`), ` by ${a.worker || 'an unnamed worker'}: `,
+      h('strong', {}, `Attempt ${a.attempt}`), ' by ', data(a.worker || 'an unnamed worker'), ': ',
       h('span', { class: `badge ${a.outcome || 'open'}` }, a.outcome || 'still open')),
     h('ul', { class: 'steps' },
       h('li', {}, 'claimed ', when(a.claimedAt)),
       a.intentAt ? h('li', {}, 'declared it was about to send ', when(a.intentAt)) : null,
       a.finishedAt ? h('li', {}, 'finished ', when(a.finishedAt),
-        a.finishedBy ? ` (key ${a.finishedBy})` : '') : null,
+        a.finishedBy ? [' (key ', data(a.finishedBy), ')'] : '') : null,
       a.sentUnknown ? h('li', { class: 'warning' }, 'the worker could not tell whether it sent')
         : null,
       a.error ? h('li', { class: 'reason' }, a.error) : null,
       a.lateSuccess ? h('li', { class: 'warning' },
-        `late success: reported ${a.lateSuccess.externalRef} `, when(a.lateSuccess.reportedAt),
-        a.lateSuccess.reportedBy ? ` (key ${a.lateSuccess.reportedBy})` : '') : null))));
+        'late success: reported ', data(a.lateSuccess.externalRef), ' ', when(a.lateSuccess.reportedAt),
+        a.lateSuccess.reportedBy ? [' (key ', data(a.lateSuccess.reportedBy), ')'] : '') : null))));
 }
 
 function actionLog(actions) {
   if (actions.length === 0) return h('p', {}, 'No operator has acted on this item.');
   return h('ol', { class: 'log', id: 'action-log' }, actions.map((a) => h('li', {},
-    h('strong', {}, a.action), ` by ${a.actor} `, when(a.at),
+    h('strong', {}, a.action), ' by ', data(a.actor), ' ', when(a.at),
     a.note ? h('q', {}, a.note) : null)));
 }

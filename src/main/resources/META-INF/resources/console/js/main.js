@@ -25,7 +25,7 @@ let shown = 0; // counts screens shown, so a screen still loading knows it was l
 export function say(text, kind = 'info') {
   const messages = $('messages');
   messages.className = `messages ${kind}`;
-  messages.textContent = text;
+  replace(messages, text);
 }
 
 /**
@@ -103,7 +103,7 @@ function signedOut(reason) {
   $('who').hidden = true;
   $('read-only').hidden = true;
   $('sign-in').hidden = false;
-  $('sign-in-reason').textContent = reason || '';
+  replace($('sign-in-reason'), reason || '');
   $('api-key').value = '';
   $('api-key').focus();
 }

@@ -2,7 +2,7 @@
 // reason first, so that the first screen already says what went wrong.
 
 import { get } from './api.js';
-import { append, h, heading, problem, replace, seconds, table, when } from './dom.js';
+import { append, data, h, heading, problem, replace, seconds, table, when } from './dom.js';
 
 const REFRESH_MS = 4000;
 const LATEST = 10;
@@ -101,11 +101,11 @@ function latestFailures(items) {
 /** One failed (or held) item as a list entry: its reason as the link, then where and who. */
 export function failure(item) {
   const what = item.lastError
-    || (item.state === 'held' ? `proposed by ${item.enqueuedBy || '—'}: ${item.dedupeKey}`
-      : '(no reason recorded)');
+    || (item.state === 'held' ? ['proposed by ', data(item.enqueuedBy || '—'), ': ',
+      data(item.dedupeKey)] : '(no reason recorded)');
   return h('li', { class: 'failure' },
     h('a', { href: `#/items/${item.id}`, id: `fail-${item.id}`, class: 'reason' }, what),
-    h('span', { class: 'meta' },
-      `${item.queue} · item ${item.id} · attempt ${item.attempts} of ${item.maxAttempts} · `
-        + `last worker ${item.claimedBy || '—'} · `, when(item.updatedAt)));
+    h('span', { class: 'meta' }, data(item.queue),
+      ` · item ${item.id} · attempt ${item.attempts} of ${item.maxAttempts} · last worker `,
+      data(item.claimedBy || '—'), ' · ', when(item.updatedAt)));
 }

@@ -1,7 +1,7 @@
 // Queues: pause and resume claims, and read and change a queue's policy, with who changed what.
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
-import { acting, append, h, heading, problem, replace, table, unknown, when } from './dom.js';
+import { acting, append, data, h, heading, problem, replace, table, unknown, when } from './dom.js';
 import { stringify, Typed } from './json.js';
 
 /** The policy's settings in the API's order, with what each one means to an operator. */
@@ -168,7 +168,7 @@ async function one(main, { me, say }, queue) {
         const field = e instanceof ApiError ? e.field : null;
         const slot = field && document.getElementById(`policy-${field}-problem`);
         if (slot) {
-          slot.textContent = e.fieldMessage;
+          replace(slot, e.fieldMessage);
           slot.hidden = false;
           document.getElementById(`policy-${field}`).setAttribute('aria-invalid', 'true');
           document.getElementById(`policy-${field}`).focus();
@@ -188,6 +188,6 @@ function history(log) {
   return h('section', { 'aria-labelledby': 'queue-log-title' }, title, log.length === 0
     ? h('p', {}, 'No operator has changed this queue.')
     : h('ol', { class: 'log', id: 'queue-log' }, log.map((a) => h('li', {},
-      h('strong', {}, a.action), ` by ${a.actor} `, when(a.at),
+      h('strong', {}, a.action), ' by ', data(a.actor), ' ', when(a.at),
       a.policy ? h('code', {}, JSON.stringify(a.policy)) : null))));
 }
