@@ -142,10 +142,7 @@ class ConsoleHostileDataTest extends ConsoleTest {
     String reference = JS + ";/*resolve " + queue + "*/";
     String note = IMG + " " + SCRIPT;
     browser.open("/console/#/items/" + id);
-    browser.click(By.id("resolve-open"));
-    browser.type(By.id("resolve-ref"), reference);
-    browser.type(By.id("resolve-note"), note);
-    browser.click(By.id("resolve"));
+    resolve(browser, reference, note);
     browser.text(By.id("state"), "done");
     browser.visible(By.id("action-log"));
     noMarkup(browser, "item, resolved");

@@ -31,10 +31,7 @@ class ConsoleItemTest extends ConsoleTest {
     assertThat(Seed.state(toCancel)).isEqualTo("cancelled");
 
     browser.open("/console/#/items/" + toResolve);
-    browser.click(By.id("resolve-open"));
-    browser.type(By.id("resolve-ref"), "msg_0193");
-    browser.type(By.id("resolve-note"), "Provider confirms delivery of msg_0193.");
-    browser.click(By.id("resolve"));
+    resolve(browser, "msg_0193", "Provider confirms delivery of msg_0193.");
     browser.text(By.id("state"), "done");
     browser.text(By.id("action-log"), "Provider confirms delivery of msg_0193.");
     Seed.as(Seed.OPERATOR)

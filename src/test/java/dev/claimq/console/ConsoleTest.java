@@ -56,6 +56,14 @@ abstract class ConsoleTest {
     }
   }
 
+  /** On an item's page: opens Resolve, types the reference and the note, and presses Resolve. */
+  static void resolve(Browser browser, String reference, String note) {
+    browser.click(By.id("resolve-open"));
+    browser.type(By.id("resolve-ref"), reference);
+    browser.type(By.id("resolve-note"), note);
+    browser.click(By.id("resolve"));
+  }
+
   /** Opens the console and signs in with the key: one interaction (typing it and Enter). */
   static void signIn(Browser browser, String key) {
     browser.open("/console/");

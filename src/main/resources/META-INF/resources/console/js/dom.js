@@ -150,6 +150,29 @@ export function problem(error, what) {
   return h('p', { class: 'problem', role: 'alert' }, `${what}: ${error.message}${status}`);
 }
 
+/** The place beside a form's field where the API's refusal of it is shown (markField). */
+export function fieldProblem(id) {
+  return h('p', { class: 'field-problem', id: `${id}-problem`, hidden: true });
+}
+
+/**
+ * Shows a refusal beside the field of the form that the API names (error.field, the control's
+ * name), marks that field invalid and focuses it; an earlier refusal's marks go. Answers whether
+ * a field was marked.
+ */
+export function markField(form, error) {
+  for (const slot of form.querySelectorAll('.field-problem')) slot.hidden = true;
+  for (const marked of form.querySelectorAll('[aria-invalid]')) marked.removeAttribute('aria-invalid');
+  const control = error.field ? form.elements.namedItem(error.field) : null;
+  const slot = control && document.getElementById(`${control.id}-problem`);
+  if (!slot) return false;
+  replace(slot, error.fieldMessage);
+  slot.hidden = false;
+  control.setAttribute('aria-invalid', 'true');
+  control.focus();
+  return true;
+}
+
 /** A small table whose cells carry their column's name, for the one-column layout on phones. */
 export function table(caption, columns, rows) {
   return h('div', { class: 'table' },

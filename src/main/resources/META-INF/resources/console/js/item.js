@@ -2,7 +2,9 @@
 // and the operator's actions on it: retry, cancel, resolve.
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
-import { acting, append, data, h, heading, problem, replace, sentence, unknown, when } from './dom.js';
+import {
+  acting, append, data, fieldProblem, h, heading, markField, problem, replace, sentence, unknown, when,
+} from './dom.js';
 import { member, pretty } from './json.js';
 
 export async function render(main, { rest, me, say }) {
@@ -52,9 +54,11 @@ export async function render(main, { rest, me, say }) {
    * Runs an action and shows the item as it is after it; a refusal is said, not hidden. done is
    * what to say, or says it from the answer. The action is made only on the version the page
    * shows. When the item changed under the page, or no answer says whether the action happened,
-   * the message ends with the state the item is in now.
+   * the message ends with the state the item is in now. A request refused as sent (400) changed
+   * nothing: the page stays as it is, with what was typed in its form, and the field the API
+   * names is marked there.
    */
-  async function act(label, path, options, done) {
+  async function act(label, path, options, done, form) {
     let said;
     try {
       const { body, headers } = await call(path, { method: 'POST', ifMatch: etag, ...options });
@@ -63,6 +67,11 @@ export async function render(main, { rest, me, say }) {
         : '';
       said = () => [`${typeof done === 'function' ? done(body) : done}${horizon}`, 'ok'];
     } catch (e) {
+      if (e.status === 400) {
+        say(...refusal(label, e, null));
+        if (!form || !markField(form, e)) document.getElementById('state')?.focus();
+        return;
+      }
       said = (now) => refusal(label, e, now);
       if (e.status === 409 && e.problem.type?.endsWith('/idempotency-horizon-passed')) {
         horizonOffer = true;
@@ -122,9 +131,9 @@ export async function render(main, { rest, me, say }) {
 function resolveForm(item, run) {
   const form = h('form', { id: 'resolve-form' },
     h('div', { class: 'field' }, h('label', { for: 'resolve-ref' }, "Provider's reference (externalRef)"),
-      h('input', { id: 'resolve-ref', name: 'externalRef', type: 'text' })),
+      h('input', { id: 'resolve-ref', name: 'externalRef', type: 'text' }), fieldProblem('resolve-ref')),
     h('div', { class: 'field' }, h('label', { for: 'resolve-note' }, 'Note (why)'),
-      h('textarea', { id: 'resolve-note', name: 'note', rows: '2' })),
+      h('textarea', { id: 'resolve-note', name: 'note', rows: '2' }), fieldProblem('resolve-note')),
     h('button', { type: 'submit', id: 'resolve' }, 'Resolve as done'));
   form.addEventListener('submit', acting(() => {
     const data = new FormData(form);
@@ -132,7 +141,7 @@ function resolveForm(item, run) {
     if (data.get('externalRef')) body.externalRef = data.get('externalRef');
     if (data.get('note')) body.note = data.get('note');
     return run('Resolve', `/v1/items/${item.id}/resolve`, { body },
-      `Item ${item.id} is done, resolved by hand.`);
+      `Item ${item.id} is done, resolved by hand.`, form);
   }));
   // Folded away: the rarer answer, for a send the provider confirms did happen.
   return h('details', { class: 'resolve' },
@@ -143,11 +152,12 @@ function resolveForm(item, run) {
 function rejectForm(item, run) {
   const form = h('form', { id: 'reject-form' },
     h('div', { class: 'field' }, h('label', { for: 'reject-reason' }, 'Why not (the proposer reads it)'),
-      h('textarea', { id: 'reject-reason', name: 'reason', rows: '2', required: true })),
+      h('textarea', { id: 'reject-reason', name: 'reason', rows: '2', required: true }),
+      fieldProblem('reject-reason')),
     h('button', { type: 'submit', id: 'reject', class: 'danger' }, 'Reject: never send it'));
   form.addEventListener('submit', acting(() => run('Reject', `/v1/items/${item.id}/reject`,
     { body: { reason: new FormData(form).get('reason') } },
-    `Item ${item.id} is rejected: cancelled, it will not be sent.`)));
+    `Item ${item.id} is rejected: cancelled, it will not be sent.`, form)));
   return form;
 }
 

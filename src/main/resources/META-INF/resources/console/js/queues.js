@@ -1,7 +1,9 @@
 // Queues: pause and resume claims, and read and change a queue's policy, with who changed what.
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
-import { acting, append, data, h, heading, problem, replace, table, unknown, when } from './dom.js';
+import {
+  acting, append, data, fieldProblem, h, heading, markField, problem, replace, table, unknown, when,
+} from './dom.js';
 import { stringify, Typed } from './json.js';
 
 /** The policy's settings in the API's order, with what each one means to an operator. */
@@ -123,7 +125,7 @@ async function one(main, { me, say }, queue) {
           'aria-describedby': `${id}-hint`, readonly: !me.operator });
       return h('div', { class: 'field' }, h('label', { for: id }, label), control,
         h('p', { class: 'hint', id: `${id}-hint` }, hint),
-        h('p', { class: 'field-problem', id: `${id}-problem`, hidden: true }));
+        fieldProblem(id));
     };
     const form = h('form', { id: 'policy-form', class: 'policy' },
       h('p', { class: 'hint' }, 'Empty means the service default.'
@@ -165,14 +167,7 @@ async function one(main, { me, say }, queue) {
           return;
         }
         say(`Policy refused${e.status ? ` (${e.status})` : ''}: ${e.message}`, 'error');
-        const field = e instanceof ApiError ? e.field : null;
-        const slot = field && document.getElementById(`policy-${field}-problem`);
-        if (slot) {
-          replace(slot, e.fieldMessage);
-          slot.hidden = false;
-          document.getElementById(`policy-${field}`).setAttribute('aria-invalid', 'true');
-          document.getElementById(`policy-${field}`).focus();
-        }
+        if (e instanceof ApiError) markField(form, e);
       }
     }));
     return h('section', { 'aria-labelledby': 'policy-title' },
