@@ -81,12 +81,7 @@ export function heading(text) {
   return h('h1', { tabindex: '-1', class: 'screen-title' }, text);
 }
 
-/** "3 s", "4 min", "2 h", "5 d": how long ago an ISO time was, for a glance. */
-export function age(iso, now = Date.now()) {
-  if (!iso) return '—';
-  return seconds((now - Date.parse(iso)) / 1000);
-}
-
+/** "3 s", "4 min", "2 h", "5 d": a number of seconds, for a glance. */
 export function seconds(value) {
   if (value === null || value === undefined) return '—';
   const s = Math.max(0, Math.round(value));
@@ -96,10 +91,16 @@ export function seconds(value) {
   return `${Math.floor(s / 86400)} d`;
 }
 
-/** A <time> showing the age, with the exact instant for the pointer and for assistive tech. */
-export function when(iso) {
+/**
+ * A <time> showing the age, with the exact instant for the pointer and for assistive tech. An
+ * instant that may lie ahead (a due time) says so ("in 2 h"); any other is past, and a clock a
+ * little ahead of this browser's still makes it "0 s ago".
+ */
+export function when(iso, { ahead = false } = {}) {
   if (!iso) return '—';
-  return h('time', { datetime: iso, title: iso }, `${age(iso)} ago`);
+  const since = (Date.now() - Date.parse(iso)) / 1000;
+  return h('time', { datetime: iso, title: iso },
+    ahead && since < 0 ? `in ${seconds(-since)}` : `${seconds(since)} ago`);
 }
 
 const running = new WeakSet(); // the sections whose action is in flight

@@ -210,7 +210,9 @@ function summary(item) {
         item.leaseExpiresAt)) : null,
       fact('Updated', when(item.updatedAt)),
       fact('Created', when(item.createdAt)),
-      fact('Due', when(item.runAt)),
+      // Only what waits to be claimed comes due; for the rest, the time means nothing now.
+      item.state === 'pending' || item.state === 'held'
+        ? fact('Due', when(item.runAt, { ahead: true })) : null,
       fact('Dedupe key', h('code', {}, item.dedupeKey)),
       fact('Idempotency key', h('code', {}, item.idempotencyKey)),
       fact('External reference', item.externalRef ? h('code', {}, item.externalRef) : '—'),
