@@ -2,7 +2,7 @@
 // below the last, and a button asks for the next one. The failed and held screens share it.
 
 import { get } from './api.js';
-import { h, problem, replace } from './dom.js';
+import { acting, h, problem, replace } from './dom.js';
 
 const PAGE = 50;
 
@@ -24,7 +24,8 @@ export async function pageThrough({ query, rows, row, status, more, describe, re
     shown += answer.items.length;
     status.textContent = describe(shown, Boolean(answer.nextCursor));
     replace(more, answer.nextCursor
-      ? h('button', { type: 'button', id: moreId, onclick: () => page(answer.nextCursor) },
+      // acting: a double-click or a second Enter asks for the next page once, not twice.
+      ? h('button', { type: 'button', id: moreId, onclick: acting(() => page(answer.nextCursor)) },
         `Load ${PAGE} more`)
       : null);
   }
