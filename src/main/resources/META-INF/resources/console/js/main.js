@@ -143,6 +143,11 @@ $('sign-in-form').addEventListener('submit', (event) => {
 });
 
 $('sign-out').addEventListener('click', () => signedOut('Signed out.'));
+// The skip link moves the focus to the screen. Followed, its #main would be read as an address.
+document.querySelector('.skip').addEventListener('click', (event) => {
+  event.preventDefault();
+  main.focus();
+});
 window.addEventListener('hashchange', () => {
   say('');
   show();
