@@ -2,7 +2,7 @@
 // main element. Screens are modules of their own; each answers a function that stops its timers.
 
 import { ApiError, call, session, whenUnauthorized } from './api.js';
-import { append, h, heading, replace } from './dom.js';
+import { append, h, heading, replace, sentence } from './dom.js';
 import * as overview from './overview.js';
 import * as failed from './failed.js';
 import * as held from './held.js';
@@ -92,12 +92,13 @@ async function identify() {
   return { ...body, operator: body.roles.includes('operator') };
 }
 
-function signedOut(reason) {
+/** Shows the sign-in screen; the key is forgotten unless `keep` (no answer said it was wrong). */
+function signedOut(reason, { keep = false } = {}) {
   if (leave) leave();
   leave = null;
   shown++;
   me = null;
-  session.clear();
+  if (!keep) session.clear();
   replace(main);
   $('nav').hidden = true;
   $('who').hidden = true;
@@ -116,7 +117,11 @@ async function signIn() {
       signedOut('That key was refused (401): it is not one of this service\'s keys. Check it and'
         + ' try again.');
     } else {
-      signedOut(`Could not sign in: ${e.message}`);
+      // Only a 401 says the key is wrong: a service that did not answer, or a 5xx, says nothing
+      // of it, and the operator would have to find and paste it again.
+      const status = e instanceof ApiError && e.status ? ` (${e.status})` : '';
+      signedOut(`Could not sign in${status}: ${sentence(e.message)} The key is kept in this tab:`
+        + ' reload the page to try it again.', { keep: true });
     }
     return;
   }
