@@ -42,6 +42,8 @@ public class ContractFilter implements OASFilter {
         SHARED.forEach(
             (status, name) ->
                 responses.addAPIResponse(status, OASFactory.createAPIResponse().ref(name)));
+        // What the HTTP layer refuses before any operation (HttpFraming): any status not listed.
+        responses.setDefaultValue(OASFactory.createAPIResponse().ref("OtherRefusal"));
         // Only the policy's calls evaluate If-Match against an ETag; any other answers 412 to
         // an If-Match with tags (AmbiguousRequests).
         if (!responses.hasAPIResponse("412")) {
