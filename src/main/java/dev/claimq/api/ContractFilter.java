@@ -54,6 +54,9 @@ public class ContractFilter implements OASFilter {
           responses.addAPIResponse("304", OASFactory.createAPIResponse().ref("NotModified"));
         }
         if (operation.getRequestBody() != null) {
+          operation.getRequestBody().getContent().getMediaTypes().values().stream()
+              .map(media -> media.getSchema())
+              .forEach(schema -> refuseUnknownFields(openAPI, schema));
           // Any body may pass the byte limit; the enqueue calls say more about their payloads.
           if (!responses.hasAPIResponse("413")) {
             responses.addAPIResponse("413", OASFactory.createAPIResponse().ref("TooLarge"));
@@ -72,6 +75,29 @@ public class ContractFilter implements OASFilter {
             .forEach(entry -> ordered.put(entry.getKey(), entry.getValue()));
         responses.setAPIResponses(ordered);
       }
+    }
+  }
+
+  /**
+   * A request body's objects, and the objects in them, say what the service does with a field it
+   * does not know: refuse it (400, "Unknown field"). Only requests: an answer may gain fields.
+   */
+  private static void refuseUnknownFields(OpenAPI openAPI, Schema schema) {
+    if (schema == null) {
+      return;
+    }
+    if (schema.getRef() != null) {
+      String name = schema.getRef().substring(schema.getRef().lastIndexOf('/') + 1);
+      refuseUnknownFields(openAPI, openAPI.getComponents().getSchemas().get(name));
+      return;
+    }
+    if (schema.getProperties() != null && schema.getAdditionalPropertiesBoolean() == null) {
+      schema.setAdditionalPropertiesBoolean(false);
+      schema.getProperties().values().forEach(property -> refuseUnknownFields(openAPI, property));
+    }
+    refuseUnknownFields(openAPI, schema.getItems());
+    if (schema.getAnyOf() != null) {
+      schema.getAnyOf().forEach(choice -> refuseUnknownFields(openAPI, choice));
     }
   }
 

@@ -117,6 +117,36 @@ class RequestFieldsTest extends AsAdmin {
   }
 
   @Test
+  void a_request_refuses_a_field_it_does_not_know_and_its_schema_says_so() throws Exception {
+    JsonNode schemas =
+        new ObjectMapper()
+            .readTree(given().queryParam("format", "json").get("/q/openapi").asString())
+            .at("/components/schemas");
+    List<String> wrong = new ArrayList<>();
+    int checked = 0;
+    for (Class<?> request : Requests.class.getDeclaredClasses()) {
+      Schema named = request.getAnnotation(Schema.class);
+      if (!request.isRecord() || named == null || named.name().isEmpty()) {
+        continue;
+      }
+      boolean refused;
+      try {
+        mapper.readValue("{\"notAField\": 1}", request);
+        refused = false;
+      } catch (Exception e) {
+        refused = true;
+      }
+      JsonNode additional = schemas.path(named.name()).path("additionalProperties");
+      if (!refused || !additional.isBoolean() || additional.asBoolean()) {
+        wrong.add(named.name() + ": refused " + refused + ", additionalProperties " + additional);
+      }
+      checked++;
+    }
+    assertThat(checked).isGreaterThan(15);
+    assertThat(wrong).isEmpty();
+  }
+
+  @Test
   void white_space_is_what_java_counts_as_white_space() {
     Pattern whiteSpace = Pattern.compile("[" + Requests.WHITE_SPACE + "]");
     List<String> wrong = new ArrayList<>();
