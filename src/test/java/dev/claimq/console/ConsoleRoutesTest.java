@@ -3,6 +3,7 @@ package dev.claimq.console;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.junit.QuarkusTest;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
@@ -26,5 +27,33 @@ class ConsoleRoutesTest extends ConsoleTest {
     browser.text(By.cssSelector("main h1"), "Failed items");
     assertThat(browser.focused().getDomAttribute("id")).isEqualTo("main");
     assertThat(browser.driver().findElements(By.id("latest-title"))).as("the overview").isEmpty();
+  }
+
+  @Test
+  void a_screen_name_the_console_does_not_have_shows_no_such_page_not_the_overview() {
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.visible(By.id("nav"));
+    browser.log(); // what the browser said so far
+
+    // The names of Object's own members were looked up in a plain object: a blank page and
+    // "screen.render is not a function".
+    for (String name : List.of("constructor", "__proto__", "toString", "valueOf", "nonsense")) {
+      browser.script("location.hash = '#/" + name + "'");
+      browser.text(By.cssSelector("main .problem"), "#/" + name + " ");
+      browser.text(By.cssSelector("main h1"), "No such page");
+      assertThat(browser.driver().findElements(By.id("latest-title"))).as(name).isEmpty();
+    }
+    assertThat(browser.log())
+        .as("the browser's console: no uncaught error")
+        .noneSatisfy(entry -> assertThat(entry.getLevel().getName()).isEqualTo("SEVERE"));
+
+    // The empty route is the Overview, with or without its slash.
+    for (String overview : List.of("#/", "")) {
+      browser.script("location.hash = '#/nonsense'");
+      browser.text(By.cssSelector("main h1"), "No such page");
+      browser.script("location.hash = '" + overview + "'");
+      browser.text(By.cssSelector("main h1"), "Overview");
+    }
   }
 }

@@ -14,8 +14,12 @@ import * as search from './search.js';
 const $ = (id) => document.getElementById(id);
 const main = $('main');
 
-/** The screens by their first path segment: #/failed?queue=emails is failed, with its query. */
-const screens = { '': overview, failed, held, items: item, bulk, queues, search };
+/**
+ * The screens by their first path segment: #/failed?queue=emails is failed, with its query. A
+ * Map, not a plain object: #/constructor or #/__proto__ must not find Object's own members.
+ */
+const screens = new Map(
+  Object.entries({ '': overview, failed, held, items: item, bulk, queues, search }));
 
 let me = null; // {name, roles, queues, operator}
 let leave = null; // the current screen's clean-up
@@ -30,9 +34,10 @@ export function say(text, kind = 'info') {
 
 /**
  * Where the hash points: the screen's name, its path segments decoded, and its query. rest is
- * null when the address names nothing, and why says why: a segment that is not valid
- * percent-encoding (#/items/%E0%A4), or one that is '.' or '..' (#/items/..), which the browser
- * would take as a step up the API's path (/v1/items/.. asks for /v1/), not as a name.
+ * null when the address names nothing, and why says why: a screen the console does not have
+ * (#/nonsense); a segment that is not valid percent-encoding (#/items/%E0%A4), or one that is
+ * '.' or '..' (#/items/..), which the browser would take as a step up the API's path
+ * (/v1/items/.. asks for /v1/), not as a name.
  */
 function route() {
   const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
@@ -46,7 +51,10 @@ function route() {
     rest = null;
     why = 'is not correctly percent-encoded';
   }
-  if (rest && rest.some((segment) => segment === '.' || segment === '..')) {
+  if (!screens.has(name)) {
+    rest = null;
+    why = 'starts with no screen the console has';
+  } else if (rest && rest.some((segment) => segment === '.' || segment === '..')) {
     rest = null;
     why = "has '.' or '..' where a name goes, and no item or queue is named that";
   }
@@ -67,7 +75,7 @@ async function show() {
   leave = null;
   if (!me) return;
   const where = route();
-  const screen = where.rest === null ? nowhere : screens[where.name] || overview;
+  const screen = where.rest === null ? nowhere : screens.get(where.name);
   for (const link of document.querySelectorAll('#nav a')) {
     const current = link.getAttribute('href') === `#/${where.name}`;
     if (current) link.setAttribute('aria-current', 'page');
