@@ -31,10 +31,7 @@ class ConsoleRoutesTest extends ConsoleTest {
 
   @Test
   void a_screen_name_the_console_does_not_have_shows_no_such_page_not_the_overview() {
-    Browser browser = browser();
-    signIn(browser, Seed.OPERATOR);
-    browser.visible(By.id("nav"));
-    browser.log(); // what the browser said so far
+    Browser browser = signedIn();
 
     // The names of Object's own members were looked up in a plain object: a blank page and
     // "screen.render is not a function".
@@ -44,9 +41,7 @@ class ConsoleRoutesTest extends ConsoleTest {
       browser.text(By.cssSelector("main h1"), "No such page");
       assertThat(browser.driver().findElements(By.id("latest-title"))).as(name).isEmpty();
     }
-    assertThat(browser.log())
-        .as("the browser's console: no uncaught error")
-        .noneSatisfy(entry -> assertThat(entry.getLevel().getName()).isEqualTo("SEVERE"));
+    threwNothing(browser);
 
     // The empty route is the Overview, with or without its slash.
     for (String overview : List.of("#/", "")) {
@@ -55,5 +50,40 @@ class ConsoleRoutesTest extends ConsoleTest {
       browser.script("location.hash = '" + overview + "'");
       browser.text(By.cssSelector("main h1"), "Overview");
     }
+  }
+
+  @Test
+  void items_with_no_id_is_no_such_page_not_an_item_of_undefined() {
+    Browser browser = signedIn();
+
+    // GET /v1/items/ answers the item list, which was shown as "Item" in state "undefined".
+    for (String address : List.of("#/items", "#/items/")) {
+      browser.script("location.hash = '#/failed'");
+      browser.text(By.cssSelector("main h1"), "Failed items");
+      browser.script("location.hash = '" + address + "'");
+      browser.text(By.cssSelector("main .problem"), address + " ");
+      browser.text(By.cssSelector("main h1"), "No such page");
+      assertThat(browser.driver().findElement(By.id("main")).getText())
+          .as(address)
+          .doesNotContain("undefined");
+      assertThat(browser.driver().findElements(By.id("state"))).as(address).isEmpty();
+    }
+    threwNothing(browser);
+  }
+
+  /** An operator's browser on the Overview, with what its console said so far read. */
+  private Browser signedIn() {
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.visible(By.id("nav"));
+    browser.log();
+    return browser;
+  }
+
+  /** Nothing thrown uncaught in the page since its console was last read. */
+  private static void threwNothing(Browser browser) {
+    assertThat(browser.log())
+        .as("the browser's console: no uncaught error")
+        .noneSatisfy(entry -> assertThat(entry.getLevel().getName()).isEqualTo("SEVERE"));
   }
 }

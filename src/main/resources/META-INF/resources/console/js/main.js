@@ -37,7 +37,8 @@ export function say(text, kind = 'info') {
  * null when the address names nothing, and why says why: a screen the console does not have
  * (#/nonsense); a segment that is not valid percent-encoding (#/items/%E0%A4), or one that is
  * '.' or '..' (#/items/..), which the browser would take as a step up the API's path
- * (/v1/items/.. asks for /v1/), not as a name.
+ * (/v1/items/.. asks for /v1/), not as a name; or an item with no id (#/items/), which would ask
+ * for /v1/items/, the list, and show it as an item.
  */
 function route() {
   const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
@@ -57,6 +58,9 @@ function route() {
   } else if (rest && rest.some((segment) => segment === '.' || segment === '..')) {
     rest = null;
     why = "has '.' or '..' where a name goes, and no item or queue is named that";
+  } else if (rest && name === 'items' && !rest[0]) {
+    rest = null;
+    why = 'has no id where the item\'s name goes';
   }
   return { name, rest, why, params: new URLSearchParams(query || '') };
 }
