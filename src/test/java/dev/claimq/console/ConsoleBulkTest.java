@@ -138,4 +138,32 @@ class ConsoleBulkTest extends ConsoleTest {
     assertThat(Seed.state(items.get(1))).isEqualTo("cancelled");
     assertThat(Seed.state(items.get(2))).isEqualTo("pending");
   }
+
+  @Test
+  void an_action_in_the_address_that_bulk_does_not_have_is_taken_as_retry() {
+    String queue = uniqueQueue("bulkaction");
+    Seed.failed(queue, "a/1", "mailer-1", "mailbox full");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.visible(By.id("nav"));
+    browser.log(); // what the browser said so far
+
+    // The names of Object's own members were found in the actions: no action was checked, no
+    // state listed, and Preview threw "Cannot read properties of undefined (reading 'states')".
+    for (String action : List.of("constructor", "toString", "__proto__", "nonsense")) {
+      browser.open("/console/#/failed");
+      browser.text(By.cssSelector("main h1"), "Failed items");
+      browser.open("/console/#/bulk?action=" + action + "&queue=" + queue);
+      browser.text(By.cssSelector("main h1"), "Bulk actions");
+      assertThat(browser.visible(By.id("bulk-retry")).isSelected()).as(action).isTrue();
+      assertThat(browser.visible(By.id("bulk-state")).getText())
+          .as(action)
+          .isEqualTo("failed\ncancelled");
+      browser.click(By.id("preview"));
+      browser.text(By.id("bulk-result-title"), "1 item will be retried");
+    }
+    assertThat(browser.log())
+        .as("the browser's console: no uncaught error")
+        .noneSatisfy(entry -> assertThat(entry.getLevel().getName()).isEqualTo("SEVERE"));
+  }
 }

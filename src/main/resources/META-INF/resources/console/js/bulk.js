@@ -22,7 +22,8 @@ export async function render(main, { params, me, say }) {
     append(main, h('p', {}, 'Bulk actions need an operator key.'));
     return;
   }
-  const action = ACTIONS[params.get('action')] ? params.get('action') : 'retry';
+  // Its own actions only: ?action=constructor must not find Object's members. Any other is retry.
+  const action = Object.hasOwn(ACTIONS, params.get('action')) ? params.get('action') : 'retry';
   const radio = (value, label) => h('label', { class: 'choice' },
     h('input', { type: 'radio', name: 'action', value, id: `bulk-${value}`,
       checked: value === action }), label);
