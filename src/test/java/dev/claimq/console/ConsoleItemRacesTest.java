@@ -162,18 +162,12 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
   void a_retry_whose_answer_was_lost_says_the_outcome_is_unknown_and_shows_it_retried()
       throws Exception {
     String id = Seed.failed(uniqueQueue("lost"), "l/1", "mailer-1", "mailbox full");
-    Browser browser =
-        signedIn("items/" + id, "POST", "/v1/items/" + id + "/retry", Relay.Fate.LOST);
-
-    browser.click(By.id("retry"));
-
-    assertThat(saidUnknown(browser))
-        .isEqualTo(
-            "Retry: outcome unknown. claimq did not answer (Failed to fetch). It may or may not"
-                + " have been done; it is now pending, as shown below. Check it before you act"
-                + " again.");
-    browser.text(By.id("state"), "pending");
-    assertThat(itemActions(id, "retry")).isEqualTo(1);
+    retriedUnknowingly(
+        id,
+        Relay.Fate.LOST,
+        "Retry: outcome unknown. claimq did not answer (Failed to fetch). It may or may not"
+            + " have been done; it is now pending, as shown below. Check it before you act"
+            + " again.");
   }
 
   @Test
@@ -191,6 +185,40 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
                 + " done; it is now cancelled, as shown below. Check it before you act again.");
     browser.text(By.id("state"), "cancelled");
     assertThat(itemActions(id, "cancel")).isEqualTo(1);
+  }
+
+  @Test
+  void a_retry_answered_with_a_proxys_html_page_says_its_status_not_its_markup() throws Exception {
+    String id = Seed.failed(uniqueQueue("lost"), "l/3", "mailer-1", "mailbox full");
+    // The page's markup was the message: "outcome unknown (502). <html><head><title>502…".
+    Browser browser =
+        retriedUnknowingly(
+            id,
+            Relay.Fate.BAD_GATEWAY,
+            "Retry: outcome unknown (502). Bad Gateway. It may or may not have been done; it is"
+                + " now pending, as shown below. Check it before you act again.");
+
+    // A read answered so says the same, with none of the page's markup.
+    relay.on("GET", "/v1/items/" + id, Relay.Fate.BAD_GATEWAY);
+    browser.open("/console/#/failed");
+    browser.text(By.cssSelector("main h1"), "Failed items");
+    browser.open("/console/#/items/" + id);
+    browser.text(
+        By.cssSelector("main .problem"), "Item " + id + " could not be read: Bad Gateway (502)");
+    assertThat(browser.visible(By.id("main")).getText()).doesNotContain("<");
+  }
+
+  /**
+   * Presses Retry on the item's page while its retry meets this fate: the page says so, and shows
+   * the item as retried, exactly once, as it was.
+   */
+  private Browser retriedUnknowingly(String id, Relay.Fate fate, String said) throws Exception {
+    Browser browser = signedIn("items/" + id, "POST", "/v1/items/" + id + "/retry", fate);
+    browser.click(By.id("retry"));
+    assertThat(saidUnknown(browser)).isEqualTo(said);
+    browser.text(By.id("state"), "pending");
+    assertThat(itemActions(id, "retry")).isEqualTo(1);
+    return browser;
   }
 
   /** The item's page, signed in, with the action's requests held a while on their way. */

@@ -23,9 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A reverse proxy between the browser and the service, so that a test decides what becomes of one
  * kind of request (a method and a path): held a while before it goes on, as on a slow network, or
- * passed to the service, which acts on it, and then its answer lost or replaced by a 503. Every
- * other request goes through as it came. The console calls the API relative to its own page, so
- * opened through the relay, all of its calls go through it.
+ * passed to the service, which acts on it, and then its answer lost or replaced by a 503 or by a
+ * proxy's HTML error page. Every other request goes through as it came. The console calls the API
+ * relative to its own page, so opened through the relay, all of its calls go through it.
  */
 final class Relay implements AutoCloseable {
   /** What happens to a request after the service answered it. */
@@ -35,8 +35,15 @@ final class Relay implements AutoCloseable {
     /** The connection is closed with no answer: the browser sees a network error. */
     LOST,
     /** A 503 in place of the service's answer, as an overloaded proxy would send. */
-    UNAVAILABLE
+    UNAVAILABLE,
+    /** A 502 with an HTML page in place of the service's answer, as a failing gateway sends. */
+    BAD_GATEWAY
   }
+
+  /** The page a gateway sends with its 502: markup, not a problem for the operator to read. */
+  static final String BAD_GATEWAY_PAGE =
+      "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway"
+          + "</h1></center><hr><center>proxy</center></body></html>";
 
   private static final Set<String> NOT_RELAYED =
       Set.of("connection", "content-length", "host", "upgrade", "expect", "transfer-encoding");
@@ -103,6 +110,10 @@ final class Relay implements AutoCloseable {
       }
       if (fate == Fate.UNAVAILABLE) {
         answer(exchange, 503, "text/plain", "Service Unavailable".getBytes(StandardCharsets.UTF_8));
+        return;
+      }
+      if (fate == Fate.BAD_GATEWAY) {
+        answer(exchange, 502, "text/html", BAD_GATEWAY_PAGE.getBytes(StandardCharsets.UTF_8));
         return;
       }
       response

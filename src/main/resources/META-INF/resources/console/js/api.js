@@ -108,18 +108,36 @@ export async function call(path, { method = 'GET', query, body, ifMatch } = {}) 
   } catch (e) {
     throw new ApiError(0, { title: 'No answer', detail: `claimq's answer was cut off (${e.message}).` });
   }
+  if (!response.ok) {
+    const error = new ApiError(response.status, problemIn(response, text), sent?.typed);
+    if (response.status === 401) onUnauthorized(error);
+    throw error;
+  }
   let parsed = null;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     parsed = { detail: text };
   }
-  if (!response.ok) {
-    const error = new ApiError(response.status, parsed || {}, sent?.typed);
-    if (response.status === 401) onUnauthorized(error);
-    throw error;
-  }
   return { body: parsed, text, headers: response.headers };
+}
+
+/**
+ * What a refusal says: the service's problem+json; any other answer, such as a proxy's HTML error
+ * page, is said by its reason phrase ("Bad Gateway"), as its body is not written to be read here.
+ * HTTP/2 sends no reason phrase: then it is a short text of its own.
+ */
+function problemIn(response, text) {
+  const type = (response.headers.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+  if (type === 'application/problem+json') {
+    try {
+      const problem = JSON.parse(text);
+      if (problem && typeof problem === 'object') return problem;
+    } catch {
+      // not the problem it says it is: said by its status, as below
+    }
+  }
+  return { title: response.statusText || 'No reason given' };
 }
 
 /**
