@@ -117,11 +117,8 @@ class RequestFieldsTest extends AsAdmin {
   }
 
   @Test
-  void a_request_refuses_a_field_it_does_not_know_and_its_schema_says_so() throws Exception {
-    JsonNode schemas =
-        new ObjectMapper()
-            .readTree(given().queryParam("format", "json").get("/q/openapi").asString())
-            .at("/components/schemas");
+  void a_request_refuses_a_field_it_does_not_know_and_its_schema_says_so() {
+    JsonNode schemas = schemas();
     List<String> wrong = new ArrayList<>();
     int checked = 0;
     for (Class<?> request : Requests.class.getDeclaredClasses()) {
@@ -159,17 +156,20 @@ class RequestFieldsTest extends AsAdmin {
     assertThat(" \u2003\u001C\t".isBlank()).isTrue(); // what @NotBlank asks of a String
   }
 
-  /** Each property of each request body, the optional ones only or all. */
-  private List<Property> properties(boolean required) {
-    JsonNode schemas;
+  /** The served document's schemas. */
+  private static JsonNode schemas() {
     try {
-      schemas =
-          new ObjectMapper()
-              .readTree(given().queryParam("format", "json").get("/q/openapi").asString())
-              .at("/components/schemas");
+      return new ObjectMapper()
+          .readTree(given().queryParam("format", "json").get("/q/openapi").asString())
+          .at("/components/schemas");
     } catch (Exception e) {
       throw new AssertionError(e);
     }
+  }
+
+  /** Each property of each request body, the optional ones only or all. */
+  private List<Property> properties(boolean required) {
+    JsonNode schemas = schemas();
     List<Property> properties = new ArrayList<>();
     for (Class<?> request : Requests.class.getDeclaredClasses()) {
       if (!request.isRecord()) {
