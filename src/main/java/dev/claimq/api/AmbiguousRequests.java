@@ -102,6 +102,18 @@ public class AmbiguousRequests {
     if (request.getMediaType() == null && hasBody(request) && !takes.anyType()) {
       throw new NotSupportedException();
     }
+    // RESTEasy reads a range (*/*, application/*) or any +json type with the JSON reader: the
+    // document names application/json only, and a range is no type at all (it belongs in Accept).
+    if (takes != Takes.UNKNOWN && takes.body() && hasBody(request) && !isJson(request)) {
+      throw new NotSupportedException();
+    }
+  }
+
+  private static boolean isJson(ContainerRequestContext request) {
+    MediaType type = request.getMediaType();
+    return type == null
+        || type.getType().equalsIgnoreCase("application")
+            && type.getSubtype().equalsIgnoreCase("json");
   }
 
   /**

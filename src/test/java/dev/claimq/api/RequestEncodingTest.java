@@ -148,6 +148,35 @@ class RequestEncodingTest extends AsAdmin {
   }
 
   @Test
+  void a_body_whose_content_type_is_a_range_or_another_json_type_is_a_415() throws Exception {
+    // Each was read as JSON: a range is no type (it belongs in Accept), and JSON merge patch is
+    // another format. The claims, whose body is optional, took merge patch too.
+    String queue = uniqueQueue("not-json");
+    for (String type : List.of("*/*", "application/*", "application/merge-patch+json")) {
+      for (String[] call :
+          List.of(
+              new String[] {
+                "POST /v1/queues/" + queue + "/items", "{\"dedupeKey\":\"k\",\"payload\":1}"
+              },
+              new String[] {"POST /v1/queues/" + queue + "/claim", "{\"worker\":\"w\"}"})) {
+        Raw response = send(call[0], List.of("Content-Type: " + type), ascii(call[1]));
+
+        JsonNode problem = assertProblem(response, 415);
+        assertThat(problem.path("detail").asText())
+            .as(type + " " + call[0])
+            .contains("'" + type + "' is not application/json");
+      }
+    }
+    assertNothingIn(queue);
+    Raw json =
+        send(
+            "POST /v1/queues/" + queue + "/items",
+            List.of("Content-Type: Application/JSON; charset=UTF-8"),
+            ascii("{\"dedupeKey\":\"k\",\"payload\":1}"));
+    assertThat(json.status()).as(json.body()).isEqualTo(201);
+  }
+
+  @Test
   void a_body_whose_content_coding_is_identity_is_read_as_sent() throws Exception {
     String queue = uniqueQueue("identity");
     Raw response =
