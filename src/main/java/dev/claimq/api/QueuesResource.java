@@ -102,7 +102,9 @@ public class QueuesResource {
       headers =
           @Header(
               name = "Location",
-              description = "/v1/items/{id} of the new item, relative to the service's URL",
+              description =
+                  "The new item's path, /v1/items/{id}, from the host's root (a proxy that"
+                      + " serves claimq under a path prefix rewrites it)",
               schema = @Schema(type = SchemaType.STRING)),
       content =
           @Content(
