@@ -1449,10 +1449,18 @@ public class Conformance {
       view.put("pruned", false);
       view.put("traceparent", null); // the kit's agent sends none
       if (claimed) {
+        // Not last, as a worker must not rely on the order of an answer's fields.
+        view.put("claimToken", token);
         view.put("possiblySent", possiblySent);
         view.put("priorAttempts", priorAttempts);
-        view.put("claimToken", token);
       }
+      // A field this worker does not know, as a newer claimq or a proxy may add: it must be
+      // ignored. Its escaped quotes and its claimToken catch a worker that reads answers by
+      // pattern rather than as JSON.
+      Map<String, Object> unknown = new LinkedHashMap<>();
+      unknown.put("note", "a \"quoted\" hop, \"claimToken\":\"x\"}");
+      unknown.put("claimToken", "not-this-one");
+      view.put("addedByAProxy", unknown);
       return view;
     }
   }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A claimq worker in bash and curl: the protocol of openapi/worker-protocol.md, end to end.
 # Replace send() with your own side effect, and already_sent() with asking your provider by
-# idempotency key. Uses jq when installed; without it, reads claimq's compact JSON with sed (exact
-# for claimq's answers; the demo provider's id is read loosely).
+# idempotency key. Uses jq when installed; without it, reads claimq's JSON with awk (exact for
+# claimq's answers; the demo provider's id is read loosely).
 #
 #   worker.sh --queue emails [--url http://localhost:8080] [--worker mailer-1] [--api-key KEY]
 #             [--lease-seconds 60] [--wait-seconds 20] [--exit-when-empty]
@@ -54,9 +54,9 @@ log() {
   printf '%s: %s\n' "$worker" "$line"
 }
 
-# Fields of a claimed item (file $2). The sed patterns rely on claimq's field order and on JSON
-# strings escaping their quotes: the first '","payload":' and the last ',"priority":N,' or
-# ',"idempotencyKey":"' are claimq's own, whatever the payload holds.
+# Fields of a claimed item (file $2). Without jq, json_field reads claimq's JSON as JSON: a
+# field is found by name at the top level, whatever the order of the fields, whatever else the
+# answer holds (a field this worker does not know, a payload with a "claimToken" of its own).
 if command -v jq >/dev/null && [ "${CLAIMQ_NO_JQ:-0}" != 1 ]; then
   item_field() { if [ "$1" = payload ]; then jq -c .payload "$2"; else jq -r ".$1 // empty" "$2"; fi; }
   provider_ref() { jq -r '.id // empty' "$1" 2>/dev/null; }
@@ -67,26 +67,55 @@ if command -v jq >/dev/null && [ "${CLAIMQ_NO_JQ:-0}" != 1 ]; then
            else empty end' "$1" 2>/dev/null
   }
 else
-  string_re='"([^"\\]|\\.)*"'
+  # The raw JSON of the top-level field $1 of the object in file $2 (a string with its quotes
+  # and escapes), or nothing. Walks the text once, skipping strings (escaped quotes included)
+  # and counting brackets, so only the object's own fields are seen.
+  json_field() {
+    LC_ALL=C awk -v want="$1" '
+      { text = text $0 "\n" }
+      END {
+        n = length(text)
+        for (i = 1; i <= n; i++) {
+          c = substr(text, i, 1)
+          if (in_string) {
+            if (c == "\\") i++
+            else if (c == "\"") {
+              in_string = 0
+              if (naming) { key = substr(text, start + 1, i - start - 1); naming = 0 }
+            }
+          } else if (c == "\"") {
+            in_string = 1; start = i
+            if (depth == 1 && wants_key) { naming = 1; wants_key = 0 }
+          } else if (c == "{" || c == "[") {
+            if (++depth == 1) wants_key = (c == "{")
+          } else if (c == ":" && depth == 1) {
+            if (key == want) from = i + 1
+          } else if (c == "," || c == "}" || c == "]") {
+            if (depth == 1 && from) {
+              value = substr(text, from, i - from)
+              gsub(/^[ \t\r\n]+|[ \t\r\n]+$/, "", value)
+              print value; exit
+            }
+            if (c == ",") { if (depth == 1) wants_key = 1 } else depth--
+          }
+        }
+      }' "$2"
+  }
+  # A string field's text (claimq's ids, tokens, keys, states and traceparents need no
+  # unescaping), nothing for null or absent; the payload and possiblySent as raw JSON.
   item_field() {
     case $1 in
-      id) sed -E 's/^\{"id":"([0-9]+)".*/\1/' "$2" ;;
-      state) sed -E "s/^\\{\"id\":\"[0-9]+\",\"queue\":\"[^\"]*\",\"dedupeKey\":$string_re,\"state\":\"([a-z]+)\".*/\\2/" "$2" ;;
-      payload) sed -E "s/^\\{\"id\":\"[0-9]+\",\"queue\":\"[^\"]*\",\"dedupeKey\":$string_re,\"state\":\"[a-z]+\",\"payload\":(.*),\"priority\":-?[0-9]+,\"attempts\":.*/\\2/" "$2" ;;
-      idempotencyKey) sed -E 's/.*,"idempotencyKey":"([^"]*)".*/\1/' "$2" ;;
-      claimToken) sed -E 's/.*,"claimToken":"([^"]*)"\}$/\1/' "$2" ;;
-      possiblySent) sed -nE 's/.*"possiblySent": *(true|false).*/\1/p' "$2" ;;
-      # The last one followed by possiblySent is claimq's own: it comes after the payload, and
-      # what follows it (priorAttempts, claimToken) holds no unescaped quote of its own.
-      traceparent) sed -nE 's/.*,"traceparent": *(null|"([0-9a-f-]*)"), *"possiblySent": *(true|false),.*/\2/p' "$2" ;;
+      payload|possiblySent) json_field "$1" "$2" ;;
+      *) json_field "$1" "$2" | sed -nE 's/^"(.*)"$/\1/p' ;;
     esac
   }
   provider_ref() { sed -nE 's/.*"id": *("([^"]*)"|(-?[0-9][-+.eE0-9]*)).*/\2\3/p' "$1"; }
-  # An alreadySent is claimq's own only when what follows it up to the answer's end is plain
-  # top-level fields: one inside the payload is followed by the payload's closing brace.
-  plain_fields="(, *\"[A-Za-z0-9_]+\": *($string_re|-?[0-9][-+.eE0-9]*|true|false|null))*"
   already_sent_in() {
-    sed -nE "s/.*\"alreadySent\": *\\{ *\"attempt\": *([0-9]+) *, *\"externalRef\": *($string_re|null) *\\}$plain_fields *\\}\$/\\1 \\2/p" "$1"
+    local sent attempt
+    sent=$(json_field alreadySent "$1")
+    [ "${sent:0:1}" = "{" ] || return 0
+    attempt=$(json_field attempt <(printf '%s' "$sent"))
+    printf '%s %s\n' "$attempt" "$(json_field externalRef <(printf '%s' "$sent"))"
   }
 fi
 
