@@ -855,11 +855,13 @@ public class Conformance {
           9,
           "declares-intent",
           Level.INTENT,
-          "declare the intent before each send; alreadySent on it: complete with it, do not send");
+          "declare the intent before each send, again when its answer is lost; alreadySent on it:"
+              + " complete with it, do not send");
     }
 
     void setUp(Run run) {
-      run.claimq.enqueue(Map.of("to", "intent@example.com"));
+      // Its first intent is taken, but the answer is cut off mid-body: lost like any other.
+      run.claimq.enqueue(Map.of("to", "intent@example.com")).intentAnswersCut = 1;
       Item sent = run.claimq.enqueue(Map.of("to", "intent-sent@example.com"));
       sent.earlierAttempt(run.claimq.instant(-120), "expired", null);
       sent.alreadySentOnIntent = alreadySent(1, "snd_earlier_" + sent.id);
@@ -886,6 +888,12 @@ public class Conformance {
       if (problem != null) {
         return problem;
       }
+      if (plain.attempts != 1) {
+        return Verdict.fail(
+            "item %s's intent answer was cut off mid-body and the intent was not declared again:"
+                + " the claim was left to expire (done on attempt %d, not 1)",
+            plain.id, plain.attempts);
+      }
       int sends = run.provider.sendsOf(sent.idempotencyKey).size();
       if (sends > 0) {
         return Verdict.fail(
@@ -897,7 +905,9 @@ public class Conformance {
             "item %s's intent said alreadySent with externalRef %s; the item is %s with %s",
             sent.id, ref, sent.state, quoted(sent.externalRef));
       }
-      return Verdict.pass("intent before the send; alreadySent on intent completed without a send");
+      return Verdict.pass(
+          "intent before the send, declared again when its answer was cut off; alreadySent on"
+              + " intent completed without a send");
     }
   }
 
@@ -1390,6 +1400,8 @@ public class Conformance {
     final List<Map<String, Object>> priorAttempts = new ArrayList<>();
     Map<String, Object> alreadySentOnHeartbeat;
     Map<String, Object> alreadySentOnIntent;
+    /** How many of its intents are taken but answered with a body cut off halfway. */
+    int intentAnswersCut;
 
     Item(String id, String queue, Object payload, String createdAt) {
       this.id = id;
@@ -1496,6 +1508,16 @@ public class Conformance {
       return List.copyOf(items);
     }
 
+    synchronized boolean cutsAnswer(String itemId) {
+      for (Item item : items) {
+        if (item.id.equals(itemId) && item.intentAnswersCut > 0) {
+          item.intentAnswersCut--;
+          return true;
+        }
+      }
+      return false;
+    }
+
     synchronized Item itemByKey(String key) {
       return items.stream().filter(i -> i.idempotencyKey.equals(key)).findFirst().orElse(null);
     }
@@ -1564,6 +1586,14 @@ public class Conformance {
             reply.status,
             call.describe(reply));
         byte[] body = reply.body == null ? new byte[0] : Json.write(reply.body).getBytes(StandardCharsets.UTF_8);
+        if (reply.status == 200 && call.operation.equals("intent") && cutsAnswer(call.itemId)) {
+          run.timeline.note("kit", "the answer to that intent is cut off halfway through its body");
+          exchange.getResponseHeaders().set("Content-Type", "application/json");
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body, 0, body.length / 2);
+          exchange.getResponseBody().flush();
+          return; // closing an exchange with bytes still owed closes its connection
+        }
         if (reply.body != null) {
           exchange
               .getResponseHeaders()

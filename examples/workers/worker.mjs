@@ -57,15 +57,16 @@ async function post(path, body, timeoutSeconds = 10, extraHeaders = {}) {
   const headers = { 'Content-Type': 'application/json', ...extraHeaders };
   if (args['api-key']) headers.Authorization = `Bearer ${args['api-key']}`;
   let response;
+  let text;
   try {
     response = await fetch(baseUrl + path, {
       method: 'POST', headers, body: JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutSeconds * 1000),
     });
+    text = await response.text(); // the answer is lost as surely when its body is cut off
   } catch (error) { // refused, reset, timed out
     throw new Transient(`${error.cause?.code ?? error.name}`);
   }
-  const text = await response.text();
   if (response.status === 409) throw new ClaimGone(text);
   if (response.status >= 500) throw new Transient(`claimq answered ${response.status}`);
   if (!response.ok) throw new Error(`claimq refused ${path}: ${response.status} ${text}`);
