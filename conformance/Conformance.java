@@ -279,7 +279,8 @@ public class Conformance {
           "claim-send-complete",
           Level.BASIC,
           "claim, send with the item's idempotencyKey, complete with the provider's reference;"
-              + " any 2xx is a send, even one whose body has no reference");
+              + " any 2xx is a send, even one whose body has no reference; a claim answered 200"
+              + " without an item is claimed again");
     }
 
     void setUp(Run run) {
@@ -288,6 +289,8 @@ public class Conformance {
       }
       // A 2xx without a JSON object to read is still a send: the reference is all that is lost.
       run.provider.script(run.claimq.items().get(1).idempotencyKey, send -> Answer.accepted(""));
+      // A claim answered 200 without an item is a failed claim: claim again, do not crash.
+      run.claimq.answersWithoutItem = 2;
       run.provider.script(
           run.claimq.items().get(2).idempotencyKey, send -> Answer.accepted("queued for delivery"));
     }
@@ -297,6 +300,12 @@ public class Conformance {
     }
 
     Verdict judge(Run run) {
+      if (run.exitedAt != null) {
+        return Verdict.fail(
+            "exited (status %d): a claim answered 200 without an item is a failed claim, not a"
+                + " crash",
+            run.exitCode);
+      }
       for (Item item : run.claimq.items()) {
         Verdict problem = firstProblem(sentOnceAndCompleted(run, item));
         if (problem != null) {
@@ -308,7 +317,8 @@ public class Conformance {
           ? problem
           : Verdict.pass(
               "3 items sent once each with their key and completed with the reference (none"
-                  + " after a 202 with no body or a text one)");
+                  + " after a 202 with no body or a text one), after two claims answered 200"
+                  + " without an item");
     }
   }
 
@@ -1486,6 +1496,8 @@ public class Conformance {
     private int nextId = 4700;
     volatile boolean failing;
     volatile boolean draining;
+    /** How many claims are still to be answered 200 without an item, as a proxy may answer. */
+    volatile int answersWithoutItem;
 
     Claimq(Kit kit) {
       this.kit = kit;
@@ -1496,6 +1508,7 @@ public class Conformance {
       items.clear();
       failing = false;
       draining = false;
+      answersWithoutItem = 0;
     }
 
     synchronized Item enqueue(Object payload) {
@@ -1778,6 +1791,14 @@ public class Conformance {
             400,
             "invalid-request",
             "leaseSeconds or waitSeconds is null or out of range" + LEAVE_IT_OUT);
+      }
+      synchronized (this) {
+        if (answersWithoutItem > 0) {
+          // First no body at all, then an object that is no item.
+          return --answersWithoutItem > 0
+              ? new Reply(200, null, "no body, as a proxy may answer")
+              : new Reply(200, Map.of("status", "ok"), "no item, as a proxy may answer");
+        }
       }
       double deadline = run.now() + (wait == null ? 0 : wait);
       while (true) {

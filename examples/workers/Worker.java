@@ -102,6 +102,10 @@ public class Worker {
       HttpResponse<String> claimed;
       try {
         claimed = post("/v1/queues/" + config.get("queue") + "/claim", claimBody, waitSeconds + 10);
+        // A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
+        if (claimed.statusCode() == 200 && text(field(claimed.body(), "claimToken")) == null) {
+          throw new Transient("claim answered 200 without an item: " + claimed.body());
+        }
         failures = 0;
       } catch (Transient | IllegalStateException error) {
         double delay = backoff(++failures);

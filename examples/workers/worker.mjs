@@ -70,8 +70,19 @@ async function post(path, body, timeoutSeconds = 10, extraHeaders = {}) {
   if (response.status === 409) throw new ClaimGone(text);
   if (response.status >= 500) throw new Transient(`claimq answered ${response.status}`);
   if (!response.ok) throw new Error(`claimq refused ${path}: ${response.status} ${text}`);
-  return { status: response.status, body: text ? JSON.parse(text) : null };
+  let parsed = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    throw new Transient(`claimq answered ${response.status} with no JSON: ${text.slice(0, 200)}`);
+  }
+  return { status: response.status, body: parsed };
 }
+
+/** A claimed item, as claim-next or a report's next answers it; anything else is no item. */
+const isClaimedItem = (body) =>
+  body !== null && typeof body === 'object' && typeof body.claimToken === 'string'
+  && typeof body.id === 'string';
 
 /**
  * complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
@@ -306,10 +317,10 @@ async function workOn(item) {
         retryAfterSeconds: result.retryAfterSeconds,
         next,
       }, trace(item), 10, waitSeconds + 10));
-      log(`item ${item.id}: ${result.error}, now ${answer.state}`);
+      log(`item ${item.id}: ${result.error}, now ${answer?.state}`);
     }
     // No next in the answer (a claimq without it): claim as usual.
-    return (next && answer?.next) || null;
+    return (next && isClaimedItem(answer?.next) && answer.next) || null;
   } catch (error) {
     if (error instanceof ClaimGone) {
       // Another claim owns the item now. The provider has our idempotency key, so the next send
@@ -333,6 +344,10 @@ while (nextItem || !stop.signal.aborted) {
   let claimed;
   try {
     claimed = await post(`/v1/queues/${encodeURIComponent(args.queue)}/claim`, claimBody, waitSeconds + 10);
+    // A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
+    if (claimed.status === 200 && !isClaimedItem(claimed.body)) {
+      throw new Transient(`claim answered 200 without an item: ${JSON.stringify(claimed.body)}`);
+    }
     failures = 0;
   } catch (error) {
     const delay = backoff(++failures);

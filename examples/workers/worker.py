@@ -14,6 +14,7 @@ the calls to the provider and on complete and fail. Each complete or fail also c
 item (next), one call per item. SIGTERM or SIGINT: finish the item in hand, then exit 0.
 """
 import argparse
+import http.client
 import json
 import os
 import random
@@ -103,7 +104,7 @@ class Claimq:
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw = response.read()
-                return response.status, json.loads(raw) if raw else None
+                status = response.status
         except urllib.error.HTTPError as error:
             if error.code == 409:
                 raise ClaimGone(error.read().decode(errors="replace"))
@@ -111,8 +112,12 @@ class Claimq:
                 raise Transient("claimq answered %d" % error.code)
             raise RuntimeError("claimq refused %s: %d %s" % (
                 path, error.code, error.read().decode(errors="replace")))
-        except (urllib.error.URLError, OSError) as error:  # refused, reset, timed out
-            raise Transient(str(error))
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+            raise Transient(str(error))  # refused, reset, timed out, cut off
+        try:
+            return status, json.loads(raw) if raw else None
+        except ValueError:
+            raise Transient("claimq answered %d with no JSON: %r" % (status, raw[:200]))
 
     def finish(self, path, body, tries=10, headers=None, timeout=10):
         """complete and fail are repeat-safe, so a lost answer is simply asked again, for long
@@ -300,9 +305,10 @@ def work_on(claimq, item, lease_seconds, claim):
             if wants_next:
                 body["next"] = claim
             _, answer = claimq.finish(path + "fail", body, headers=trace(item), timeout=timeout)
-            log("item %s: %s, now %s" % (item["id"], detail, answer["state"]))
+            log("item %s: %s, now %s" % (item["id"], detail, (answer or {}).get("state")))
         # No next in the answer (a claimq without it): claim as usual.
-        return (answer or {}).get("next") if wants_next else None
+        next_item = answer.get("next") if wants_next and isinstance(answer, dict) else None
+        return next_item if claimed_item(next_item) else None
     except ClaimGone:
         # Another claim owns the item now. The provider has our idempotency key, so the next
         # send of this item is recognised as this one: nothing to undo, nothing to redo.
@@ -310,6 +316,12 @@ def work_on(claimq, item, lease_seconds, claim):
     except (Transient, RuntimeError) as error:
         log("item %s: %s" % (item["id"], error))
     return None
+
+
+def claimed_item(body):
+    """Whether an answer is a claimed item, as claim-next or a report's next answers it."""
+    return (isinstance(body, dict) and isinstance(body.get("claimToken"), str)
+            and isinstance(body.get("id"), str))
 
 
 def run(args):
@@ -323,8 +335,11 @@ def run(args):
             item = work_on(claimq, item, args.lease_seconds, body)
             continue
         try:
-            status, item = claimq.post("/v1/queues/%s/claim" % args.queue, body,
-                                       timeout=args.wait_seconds + 10)
+            status, answer = claimq.post("/v1/queues/%s/claim" % args.queue, body,
+                                         timeout=args.wait_seconds + 10)
+            # A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
+            if status == 200 and not claimed_item(answer):
+                raise Transient("claim answered 200 without an item: %.200r" % (answer,))
             failures = 0
         except (Transient, RuntimeError) as error:
             failures += 1
@@ -337,7 +352,7 @@ def run(args):
                 log("queue %s is empty; exiting" % args.queue)
                 break
             continue
-        item = work_on(claimq, item, args.lease_seconds, body)
+        item = work_on(claimq, answer, args.lease_seconds, body)
     log("stopped")
     return 0
 

@@ -376,10 +376,12 @@ claim_body="{\"worker\": $(json_string "$worker"), \"leaseSeconds\": $lease_seco
 failures=0
 while [ "$stopping" = 0 ]; do
   status=$(claimq "/v1/queues/$queue/claim" "$claim_body" $(( wait_seconds + 10 )))
+  cp "$tmp/answer" "$tmp/item"
+  # A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
+  [ "$status" = 200 ] && [ -z "$(item_field claimToken "$tmp/item" 2>/dev/null)" ] && status="200 without an item:"
   case $status in
     200)
       failures=0
-      cp "$tmp/answer" "$tmp/item"
       work_on ;; # a claimed item is finished even when stopping
     204) # nothing due within waitSeconds
       failures=0
