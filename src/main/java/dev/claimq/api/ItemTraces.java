@@ -35,7 +35,8 @@ class ItemTraces {
 
   /**
    * The one form stored (the item table's CHECK): version 00's four fields, lowercase hex. A later
-   * version is read in this layout, as W3C asks; the propagator refuses version ff.
+   * version is taken in this layout (W3C's readers would drop fields after the flags, which this
+   * refuses rather than store the header other than as sent); the propagator refuses version ff.
    */
   static final String FORMAT = "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$";
 
