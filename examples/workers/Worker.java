@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -103,8 +104,8 @@ public class Worker {
       try {
         claimed = post("/v1/queues/" + config.get("queue") + "/claim", claimBody, waitSeconds + 10);
         // A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
-        if (claimed.statusCode() == 200 && text(field(claimed.body(), "claimToken")) == null) {
-          throw new Transient("claim answered 200 without an item: " + claimed.body());
+        if (claimed.statusCode() == 200 && !isClaimedItem(claimed.body())) {
+          throw new Transient("claim answered 200 without an item");
         }
         failures = 0;
       } catch (Transient | IllegalStateException error) {
@@ -125,6 +126,11 @@ public class Worker {
       next = workOn(itemOf(claimed.body()), leaseSeconds, claimBody, waitSeconds);
     }
     log("stopped");
+  }
+
+  /** Whether an answer is a claimed item: it has an id and a claimToken. */
+  static boolean isClaimedItem(String json) {
+    return text(field(json, "id")) != null && text(field(json, "claimToken")) != null;
   }
 
   /** A claimed item as claim-next (or a report's next) answers it. */
@@ -240,7 +246,7 @@ public class Worker {
       }
       // No next in the answer (a claimq without it): claim as usual.
       String claimed = wantsNext ? field(answer, "next") : null;
-      return claimed == null || claimed.equals("null") ? null : claimed;
+      return claimed != null && isClaimedItem(claimed) ? claimed : null;
     } catch (ClaimGone gone) {
       // Another claim owns the item now. The provider has our idempotency key, so the next send
       // of this item is recognised as this one: nothing to undo, nothing to redo.
@@ -271,7 +277,8 @@ public class Worker {
     HttpResponse<String> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofString());
-    } catch (ConnectException error) { // refused, unresolvable, no connection in time
+    } catch (ConnectException | HttpConnectTimeoutException error) {
+      // Refused, unresolvable, or no connection in time: the request never went out.
       return new Outcome("retry", "provider unreachable: " + error, null);
     } catch (IOException | InterruptedException error) {
       // A timeout, or the connection lost once the request was written: it may have acted.

@@ -346,7 +346,10 @@ while (nextItem || !stop.signal.aborted) {
     claimed = await post(`/v1/queues/${encodeURIComponent(args.queue)}/claim`, claimBody, waitSeconds + 10);
     // A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
     if (claimed.status === 200 && !isClaimedItem(claimed.body)) {
-      throw new Transient(`claim answered 200 without an item: ${JSON.stringify(claimed.body)}`);
+      // Its field names, not its values: a claimToken in it must not reach the log.
+      const holds = claimed.body && typeof claimed.body === 'object'
+        ? `fields: ${Object.keys(claimed.body).sort().join(', ')}` : typeof claimed.body;
+      throw new Transient(`claim answered 200 without an item (${holds})`);
     }
     failures = 0;
   } catch (error) {

@@ -73,7 +73,7 @@ def read_body(response):
     """The body of a 2xx, or b"" if the connection breaks while it is read: the send was taken."""
     try:
         return response.read()
-    except OSError:
+    except (OSError, http.client.HTTPException):  # IncompleteRead is no OSError
         return b""
 
 
@@ -168,7 +168,7 @@ def send(item):
     except urllib.error.URLError as error:  # refused, unresolvable: the request never went out
         return retry("provider unreachable: %s" % error.reason)
     except OSError as error:  # reset, closed or timed out once the request was written
-        return unknown("provider may have acted: %s" % (error or type(error).__name__))
+        return unknown("provider may have acted: %s" % (str(error) or type(error).__name__))
 
 
 def already_sent(item):
@@ -318,6 +318,11 @@ def work_on(claimq, item, lease_seconds, claim):
     return None
 
 
+def what_it_holds(answer):
+    """An answer's field names, not its values: a claimToken in it must not reach the log."""
+    return ("fields: " + ", ".join(sorted(answer))) if isinstance(answer, dict) else type(answer).__name__
+
+
 def claimed_item(body):
     """Whether an answer is a claimed item, as claim-next or a report's next answers it."""
     return (isinstance(body, dict) and isinstance(body.get("claimToken"), str)
@@ -339,7 +344,7 @@ def run(args):
                                          timeout=args.wait_seconds + 10)
             # A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
             if status == 200 and not claimed_item(answer):
-                raise Transient("claim answered 200 without an item: %.200r" % (answer,))
+                raise Transient("claim answered 200 without an item (%s)" % what_it_holds(answer))
             failures = 0
         except (Transient, RuntimeError) as error:
             failures += 1
