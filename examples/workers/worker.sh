@@ -147,15 +147,18 @@ retry_after_seconds() {
 }
 
 # claimq PATH BODY [TIMEOUT [TRACEPARENT]]: prints the HTTP status (000: no answer); the body
-# lands in $tmp/answer.
+# lands in $tmp/answer. An answer cut off mid-body is no answer: curl still reports its status
+# (200, say), but what arrived may lack a field, such as an intent's alreadySent, that was in
+# the part lost. So any failure of curl's is 000.
 claimq() {
-  local headers=()
+  local headers=() status
   [ -n "$api_key" ] && headers=(-H "Authorization: Bearer $api_key")
   [ -n "${4:-}" ] && headers+=(-H "traceparent: $4")
   : > "$tmp/answer" # an answer with no body must not leave the last one's in place
-  curl -s -o "$tmp/answer" -w '%{http_code}' --max-time "${3:-10}" -X POST \
+  status=$(curl -s -o "$tmp/answer" -w '%{http_code}' --max-time "${3:-10}" -X POST \
     -H 'Content-Type: application/json' ${headers[@]+"${headers[@]}"} --data-binary "$2" "$url$1" \
-    2>/dev/null || true
+    2>/dev/null) || status=000
+  printf '%s' "$status"
 }
 
 # Full jitter: a random delay up to 0.5s * 2^attempt (capped at 30s), so restarted workers spread out.
