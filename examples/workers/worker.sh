@@ -41,7 +41,8 @@ url=${url%/}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Only set a flag: bash runs the trap after the current curl returns, so the item in hand is
-# finished and the loop then ends normally.
+# finished and the loop then ends normally. The curls of the send and of claimq() ignore the
+# signals themselves, so that one sent to the whole process group does not cut them short.
 stopping=0
 trap 'stopping=1' TERM INT
 
@@ -146,19 +147,24 @@ retry_after_seconds() {
     { read -r seconds && { [ "${#seconds}" -gt 5 ] || [ "$seconds" -gt 86400 ]; } && echo 86400 || echo "${seconds:-}"; }
 }
 
-# claimq PATH BODY [TIMEOUT [TRACEPARENT]]: prints the HTTP status (000: no answer); the body
-# lands in $tmp/answer. An answer cut off mid-body is no answer: curl still reports its status
-# (200, say), but what arrived may lack a field, such as an intent's alreadySent, that was in
-# the part lost. So any failure of curl's is 000.
+# claimq PATH BODY [TIMEOUT [TRACEPARENT]]: sets answered to the HTTP status (000: no answer);
+# the body lands in $tmp/answer. An answer cut off mid-body is no answer: curl still reports its
+# status (200, say), but what arrived may lack a field, such as an intent's alreadySent, that
+# was in the part lost. So any failure of curl's is 000.
+# Called outside $(...), whose subshell would drop this shell's trap. curl runs in a subshell
+# that ignores SIGTERM and SIGINT, so a signal to the whole process group (see the send) lets an
+# intent, a heartbeat, a complete or a fail in flight be answered. A claim is not shielded: a
+# signal ends the wait for work at once (an item claimed in that instant waits out its lease).
 claimq() {
-  local headers=() status
+  local headers=() on_signal=''
   [ -n "$api_key" ] && headers=(-H "Authorization: Bearer $api_key")
   [ -n "${4:-}" ] && headers+=(-H "traceparent: $4")
+  [ "$1" = "/v1/queues/$queue/claim" ] && on_signal=-
   : > "$tmp/answer" # an answer with no body must not leave the last one's in place
-  status=$(curl -s -o "$tmp/answer" -w '%{http_code}' --max-time "${3:-10}" -X POST \
-    -H 'Content-Type: application/json' ${headers[@]+"${headers[@]}"} --data-binary "$2" "$url$1" \
-    2>/dev/null) || status=000
-  printf '%s' "$status"
+  answered=$(trap "$on_signal" TERM INT; exec curl -s -o "$tmp/answer" -w '%{http_code}' \
+    --max-time "${3:-10}" -X POST -H 'Content-Type: application/json' \
+    ${headers[@]+"${headers[@]}"} --data-binary "$2" "$url$1" 2>/dev/null) || answered=000
+  [ -n "$answered" ] || answered=000
 }
 
 # Full jitter: a random delay up to 0.5s * 2^attempt (capped at 30s), so restarted workers spread out.
@@ -175,7 +181,7 @@ backoff() {
 finish() {
   local attempt delay tries=10
   for (( attempt = 1; ; attempt++ )); do
-    finished=$(claimq "$1" "$2" 10 "${3:-}")
+    claimq "$1" "$2" 10 "${3:-}"; finished=$answered
     case $finished in
       000|5??)
         if [ "$attempt" -ge "$tries" ]; then
@@ -324,7 +330,7 @@ work_on() {
     sleep 0.1
     clock_now
     if [ "$beating" = 1 ] && [ "$now" -ge "$next_beat" ]; then
-      status=$(claimq "/v1/items/$id/heartbeat" "{\"claimToken\": \"$token\"}")
+      claimq "/v1/items/$id/heartbeat" "{\"claimToken\": \"$token\"}"; status=$answered
       case $status in
         200)
           already_sent_in "$tmp/answer" > "$tmp/heartbeat_sent"
@@ -378,7 +384,7 @@ work_on() {
 claim_body="{\"worker\": $(json_string "$worker"), \"leaseSeconds\": $lease_seconds, \"waitSeconds\": $wait_seconds}"
 failures=0
 while [ "$stopping" = 0 ]; do
-  status=$(claimq "/v1/queues/$queue/claim" "$claim_body" $(( wait_seconds + 10 )))
+  claimq "/v1/queues/$queue/claim" "$claim_body" $(( wait_seconds + 10 )); status=$answered
   cp "$tmp/answer" "$tmp/item"
   # A 200 without an item (a proxy's empty answer, say) is a failed claim like any other.
   [ "$status" = 200 ] && [ -z "$(item_field claimToken "$tmp/item" 2>/dev/null)" ] && status="200 without an item:"
