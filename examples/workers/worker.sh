@@ -9,7 +9,7 @@
 #
 # Every flag also reads an env var: CLAIMQ_URL, CLAIMQ_QUEUE, CLAIMQ_WORKER, CLAIMQ_API_KEY,
 # CLAIMQ_LEASE_SECONDS, CLAIMQ_WAIT_SECONDS, CLAIMQ_EXIT_WHEN_EMPTY=1 (CLAIMQ_NO_JQ=1 forces the
-# sed fallback). With PROVIDER_URL set, the demo send POSTs the payload there (and already_sent()
+# awk fallback). With PROVIDER_URL set, the demo send POSTs the payload there (and already_sent()
 # asks GET $PROVIDER_URL/<key>); without it, it only logs. An item's traceparent (the agent's
 # trace) goes along as the traceparent header on the calls to the provider and on complete and
 # fail. SIGTERM or SIGINT: finish the item in hand, then exit 0.
@@ -134,17 +134,17 @@ fi
 # The Retry-After in response headers on stdin as claimq takes it: whole seconds, at most 86400
 # (however many digits the provider sent); nothing for an HTTP-date or garbage, so that claimq's
 # own backoff applies.
+retry_after_seconds() {
+  tr -d '\r' | sed -nE 's/^[Rr]etry-[Aa]fter: *0*([0-9]+) *$/\1/p' | head -n 1 |
+    { read -r seconds && { [ "${#seconds}" -gt 5 ] || [ "$seconds" -gt 86400 ]; } && echo 86400 || echo "${seconds:-}"; }
+}
+
 # Sets now to the time in microseconds, without a subshell (the heartbeat loop asks ten times a
 # second). The decimal point may be a comma in some locales.
 clock_now() {
   now=${EPOCHREALTIME:-$SECONDS.000000}
   now=${now/[.,]/}
   now=$(( 10#$now ))
-}
-
-retry_after_seconds() {
-  tr -d '\r' | sed -nE 's/^[Rr]etry-[Aa]fter: *0*([0-9]+) *$/\1/p' | head -n 1 |
-    { read -r seconds && { [ "${#seconds}" -gt 5 ] || [ "$seconds" -gt 86400 ]; } && echo 86400 || echo "${seconds:-}"; }
 }
 
 # claimq PATH BODY [TIMEOUT [TRACEPARENT]]: sets answered to the HTTP status (000: no answer);
@@ -304,8 +304,8 @@ work_on() {
     return
   fi
   local sent_attempt= sent_ref=
-  # read fails at a last line without a newline (sed keeps claimq's answer's lack of one), but
-  # still sets the fields: test them, not read.
+  # read fails at a last line without a newline (claimq's answer ends without one), but still
+  # sets the fields: test them, not read.
   read -r sent_attempt sent_ref < <(already_sent_in "$tmp/answer")
   if [ -n "$sent_ref" ]; then
     # An earlier claim's send went through after all: complete with it, do not send.
