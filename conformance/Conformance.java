@@ -287,12 +287,13 @@ public class Conformance {
       for (int n = 1; n <= 3; n++) {
         run.claimq.enqueue(Map.of("to", "user" + n + "@example.com", "template", "welcome"));
       }
-      // A 2xx without a JSON object to read is still a send: the reference is all that is lost.
+      // A 2xx without a JSON object to read is still a send: the reference is all that is lost,
+      // whether the body is empty (the second item) or text (the third).
       run.provider.script(run.claimq.items().get(1).idempotencyKey, send -> Answer.accepted(""));
-      // A claim answered 200 without an item is a failed claim: claim again, do not crash.
-      run.claimq.answersWithoutItem = 2;
       run.provider.script(
           run.claimq.items().get(2).idempotencyKey, send -> Answer.accepted("queued for delivery"));
+      // A claim answered 200 without an item is a failed claim: claim again, do not crash.
+      run.claimq.answersWithoutItem = 2;
     }
 
     boolean settled(Run run) {
@@ -695,11 +696,11 @@ public class Conformance {
               e -> e.isClaim() && e.status == 503 && e.at >= idle && e.at < idle + IDLE_ERRORS_FOR);
       if (claims > MAX_CLAIMS_IN_ERRORS) {
         return Verdict.fail(
-            "%d claims in %.0f s while claimq answered 503: no backoff", claims, IDLE_ERRORS_FOR);
+            "%d claims in the first %.0f s of 503s on claim: no backoff", claims, IDLE_ERRORS_FOR);
       }
-      // Jitter is judged on the gaps of both outages together: with full jitter and only three
-      // calls in one outage, two gaps within a few hundredths of a second of each other happen
-      // by chance about once in fifty runs, four or more almost never. A fixed delay gives four
+      // Jitter is judged on the gaps of both outages together: with full jitter and the few calls
+      // an outage holds, two gaps within a few hundredths of a second of each other happen by
+      // chance about once in fifty runs, four or more almost never. A fixed delay gives four
       // equal gaps as long as it is under about 1.2 s.
       List<Double> idleClaims =
           run.timeline.events().stream()
@@ -736,7 +737,7 @@ public class Conformance {
           : Verdict.pass(
               String.format(
                   "%d calls in %.1f s of 503s, completed %.1f s after claimq came back;"
-                      + " %d claims in %.0f s of 503s, then new work done",
+                      + " %d claims in the first %.0f s of 503s on claim, then new work done",
                   during.size(), ERRORS_FOR, item.finishedAt - run.outageEndedAt,
                   claims, IDLE_ERRORS_FOR));
     }
