@@ -212,7 +212,8 @@ public final class Views {
           long dueNextMinute,
       @Schema(
               description =
-                  "Seconds the oldest due pending item has waited; null when none is due.",
+                  "Seconds the oldest due pending item has waited, from its runAt, or from its"
+                      + " enqueue when runAt was earlier; null when none is due.",
               nullable = true)
           Double oldestDuePendingAgeSeconds,
       @Schema(

@@ -351,7 +351,8 @@ class OperatorTest extends AsAdmin {
         .body(path + ".counts", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("done")))
         .body(path + ".dueNextMinute", equalTo(1))
         .body(path + ".oldestDuePendingAgeSeconds", notNullValue());
+    // The item due since 2020 has waited since its enqueue, seconds ago, not since 2020.
     float age = queues.path(path + ".oldestDuePendingAgeSeconds");
-    assertThat(age).isGreaterThan(60 * 60 * 24 * 365f);
+    assertThat(age).isGreaterThan(0).isLessThan(60);
   }
 }
