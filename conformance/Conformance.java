@@ -212,7 +212,14 @@ public class Conformance {
             new DeclaresIntent(),
             new SigtermFinishes(),
             new KeepsSecrets(),
-            new SaysWhenSendIsUnknown());
+            new SaysWhenSendIsUnknown(),
+            new SigtermMidReport());
+  }
+
+  /** Whether a worker sent SIGTERM has exited, or had its grace and is judged anyway. */
+  static boolean exitedOrOutOfGrace(Run run) {
+    return run.exitedAt != null
+        || (run.sigtermAt != null && run.now() > run.sigtermAt + GRACE_SECONDS);
   }
 
   /** Judgements most scenarios share: an item sent once with its key and completed with its ref. */
@@ -326,24 +333,37 @@ public class Conformance {
   static final class WaitsOnEmpty extends Scenario {
     static final double EMPTY_FOR = 5.0;
     static final int MAX_CLAIMS = 15; // 3 a second: a long-poll or a backoff, never a spin
+    /** From then on in the empty stretch, claims are answered 200 without an item, at once. */
+    static final double NO_ITEM_FROM = 2.5;
 
     WaitsOnEmpty() {
       super(
           2,
           "waits-on-empty",
           Level.BASIC,
-          "a 204 means wait (long-poll or back off), not spin; new work is still picked up");
+          "a 204 means wait (long-poll or back off), not spin, and so does a claim answered 200"
+              + " without an item (back off); new work is still picked up");
     }
 
     // The empty stretch starts at the worker's first claim, not at the run's start: a worker
-    // whose own start-up is slow (a JVM, a loaded machine) is judged on its claims alone.
+    // whose own start-up is slow (a JVM, a loaded machine) is judged on its claims alone. Its
+    // second half answers claims as a broken proxy may, at once and without an item: a worker
+    // that claims again at once spins there, though it long-polls on 204.
     void setUp(Run run) {
       run.onceSettled(
           () -> run.firstClaimAsked != null,
-          () ->
-              run.after(
-                  run.firstClaimAsked + EMPTY_FOR - run.now(),
-                  () -> run.claimq.enqueue(Map.of("to", "late@example.com"))));
+          () -> {
+            double first = run.firstClaimAsked;
+            run.after(
+                first + NO_ITEM_FROM - run.now(),
+                () -> run.claimq.answersWithoutItem = Integer.MAX_VALUE);
+            run.after(
+                first + EMPTY_FOR - run.now(),
+                () -> {
+                  run.claimq.answersWithoutItem = 0;
+                  run.claimq.enqueue(Map.of("to", "late@example.com"));
+                });
+          });
     }
 
     boolean settled(Run run) {
@@ -361,10 +381,18 @@ public class Conformance {
       }
       // Asked before the item came: a long-polled claim is answered when it does.
       long claims = run.timeline.count(e -> e.isClaim() && e.asked < first + EMPTY_FOR);
+      long withoutItem =
+          run.timeline.count(
+              e -> e.isClaim() && e.text.endsWith(Claimq.AS_A_PROXY) && e.asked < first + EMPTY_FOR);
       if (claims > MAX_CLAIMS) {
         return Verdict.fail(
-            "%d claims in %.0f s on an empty queue: it spins on 204 (at most %d allowed)",
-            claims, EMPTY_FOR, MAX_CLAIMS);
+            "%d claims in %.0f s on an empty queue, %d of them answered 200 without an item: it"
+                + " spins on %s (at most %d allowed)",
+            claims,
+            EMPTY_FOR,
+            withoutItem,
+            withoutItem > claims / 2 ? "a claim answered without an item" : "204",
+            MAX_CLAIMS);
       }
       Item late = run.claimq.items().isEmpty() ? null : run.claimq.items().get(0);
       if (late == null || late.claimedAt == null) {
@@ -377,9 +405,10 @@ public class Conformance {
           ? problem
           : Verdict.pass(
               String.format(
-                  "%d claims in %.0f s of empty queue from the first at +%.2f s; the item"
-                      + " enqueued at +%.2f s was claimed at +%.2f s",
-                  claims, EMPTY_FOR, first, first + EMPTY_FOR, late.claimedAt));
+                  "%d claims in %.0f s of empty queue from the first at +%.2f s (%d answered"
+                      + " 200 without an item); the item enqueued at +%.2f s was claimed at"
+                      + " +%.2f s",
+                  claims, EMPTY_FOR, first, withoutItem, first + EMPTY_FOR, late.claimedAt));
     }
   }
 
@@ -960,8 +989,7 @@ public class Conformance {
     }
 
     boolean settled(Run run) {
-      return run.exitedAt != null
-          || (run.sigtermAt != null && run.now() > run.sigtermAt + GRACE_SECONDS);
+      return exitedOrOutOfGrace(run);
     }
 
     // The provider records the send the signal came in when it answers it, a second later.
@@ -999,6 +1027,79 @@ public class Conformance {
           : Verdict.pass(
               String.format(
                   "finished the item in hand, claimed nothing more, exited 0 %.1f s after SIGTERM",
+                  run.exitedAt - at));
+    }
+  }
+
+  static final class SigtermMidReport extends Scenario {
+    SigtermMidReport() {
+      super(
+          13,
+          "sigterm-mid-report",
+          Level.BASIC,
+          "on SIGTERM while a complete is in flight, see that report through (repeated after a"
+              + " 503), ask for no next item, claim nothing more, exit 0 in the grace");
+    }
+
+    void setUp(Run run) {
+      for (int n = 1; n <= 2; n++) {
+        run.claimq.enqueue(Map.of("to", "report" + n + "@example.com"));
+      }
+      // The first complete is where the signal comes, to every process of the worker, while
+      // the call waits for its answer; the answer is then a 503, so the report has to be made
+      // again after the signal: a worker that drops it leaves the item to its lease.
+      run.claimq.interceptor =
+          call -> {
+            if (!call.operation.equals("complete") || run.inHand != null) {
+              return null;
+            }
+            run.inHand =
+                run.claimq.items().stream()
+                    .filter(item -> item.id.equals(call.itemId))
+                    .findFirst()
+                    .orElse(null);
+            run.sigterm();
+            sleep(1.0);
+            return Claimq.Reply.problem(503, "unavailable", "the database cannot be reached");
+          };
+    }
+
+    boolean settled(Run run) {
+      return exitedOrOutOfGrace(run);
+    }
+
+    Verdict judge(Run run) {
+      if (run.sigtermAt == null || run.inHand == null) {
+        return Verdict.fail("no complete of a claimed item came, so no SIGTERM was sent");
+      }
+      if (run.exitedAt == null) {
+        return Verdict.fail("still running %d s after SIGTERM", GRACE_SECONDS);
+      }
+      Item item = run.inHand;
+      if (!item.finished()) {
+        return Verdict.fail(
+            "exited (status %d) with item %s still %s: its complete, answered 503 after the"
+                + " SIGTERM, was not made again, so the item waits for its lease",
+            run.exitCode, item.id, item.state);
+      }
+      double at = run.sigtermAt;
+      long claims = run.timeline.count(e -> e.isClaim() && e.at > at);
+      if (claims > 0) {
+        return Verdict.fail(
+            "claimed %d more times after SIGTERM (a complete made again after the signal asks for"
+                + " no next item)",
+            claims);
+      }
+      if (run.exitCode != 0) {
+        return Verdict.fail("exited with status %d after SIGTERM, not 0", run.exitCode);
+      }
+      Verdict problem = firstProblem(sentOnceAndCompleted(run, item));
+      return problem != null
+          ? problem
+          : Verdict.pass(
+              String.format(
+                  "completed the item whose complete was answered 503 after the signal, claimed"
+                      + " nothing more, exited 0 %.1f s after SIGTERM",
                   run.exitedAt - at));
     }
   }
@@ -1502,8 +1603,11 @@ public class Conformance {
     private int nextId = 4700;
     volatile boolean failing;
     volatile boolean draining;
+    static final String AS_A_PROXY = ", as a proxy may answer";
     /** How many claims are still to be answered 200 without an item, as a proxy may answer. */
     volatile int answersWithoutItem;
+    /** A scenario's own answer to a call, before any other; null to answer it as usual. */
+    volatile java.util.function.Function<Call, Reply> interceptor;
 
     Claimq(Kit kit) {
       this.kit = kit;
@@ -1515,6 +1619,7 @@ public class Conformance {
       failing = false;
       draining = false;
       answersWithoutItem = 0;
+      interceptor = null;
     }
 
     synchronized Item enqueue(Object payload) {
@@ -1694,6 +1799,11 @@ public class Conformance {
       if (failing) {
         return Reply.problem(503, "unavailable", "the database cannot be reached");
       }
+      java.util.function.Function<Call, Reply> scripted = interceptor;
+      Reply reply = scripted == null ? null : scripted.apply(call);
+      if (reply != null) {
+        return reply;
+      }
       if (!("Bearer " + kit.apiKey).equals(call.auth)) {
         return Reply.problem(
             401,
@@ -1811,8 +1921,8 @@ public class Conformance {
         if (answersWithoutItem > 0) {
           // First no body at all, then an object that is no item.
           return --answersWithoutItem > 0
-              ? new Reply(200, null, "no body, as a proxy may answer")
-              : new Reply(200, Map.of("status", "ok"), "no item, as a proxy may answer");
+              ? new Reply(200, null, "no body" + AS_A_PROXY)
+              : new Reply(200, Map.of("status", "ok"), "no item" + AS_A_PROXY);
         }
       }
       double deadline = run.now() + (wait == null ? 0 : wait);

@@ -151,7 +151,7 @@ public class Worker {
   static boolean declareIntent(Item item) {
     try {
       String token = "\"claimToken\": \"" + item.claimToken() + "\"";
-      String answer = finish("/v1/items/" + item.id() + "/intent", "{" + token + "}").body();
+      String answer = finish("/v1/items/" + item.id() + "/intent", "{" + token).body();
       String sent = alreadySentIn(answer);
       if (sent != null) {
         // An earlier claim's send went through after all: complete with it, do not send.
@@ -159,7 +159,8 @@ public class Worker {
         String ref = field(sent, "externalRef");
         finish(
             "/v1/items/" + item.id() + "/complete",
-            "{" + token + ", \"externalRef\": " + ref + "}",
+            "{" + token + ", \"externalRef\": " + ref,
+            null,
             item.traceparent(),
             10);
         return false;
@@ -217,14 +218,14 @@ public class Worker {
     // A stopping worker claims nothing more. A repeated report answers next: null (its lost first
     // answer's item waits for its lease to end), so the wait stays within the call's timeout.
     boolean wantsNext = !stopping;
-    String next = wantsNext ? ", \"next\": " + claimBody : "";
+    String next = wantsNext ? claimBody : null;
     int timeout = waitSeconds + 10;
     try {
       String answer;
       if (outcome.kind().equals("done")) {
         String ref = outcome.detail() == null ? "" : ", \"externalRef\": " + quote(outcome.detail());
-        String body = "{" + token + ref + next + "}";
-        answer = finish(path + "complete", body, item.traceparent(), timeout).body();
+        String body = "{" + token + ref;
+        answer = finish(path + "complete", body, next, item.traceparent(), timeout).body();
         log("item " + item.id() + ": done (" + outcome.detail() + ")");
       } else {
         String retryAfter =
@@ -234,14 +235,13 @@ public class Worker {
         String unknown = outcome.kind().equals("unknown") ? ", \"sent\": \"unknown\"" : "";
         String body =
             String.format(
-                "{%s, \"error\": %s, \"retryable\": %s%s%s%s}",
+                "{%s, \"error\": %s, \"retryable\": %s%s%s",
                 token,
                 quote(outcome.detail()),
                 !outcome.kind().equals("permanent"),
                 unknown,
-                retryAfter,
-                next);
-        answer = finish(path + "fail", body, item.traceparent(), timeout).body();
+                retryAfter);
+        answer = finish(path + "fail", body, next, item.traceparent(), timeout).body();
         log("item " + item.id() + ": " + outcome.detail() + ", now " + text(field(answer, "state")));
       }
       // No next in the answer (a claimq without it): claim as usual.
@@ -419,18 +419,22 @@ public class Worker {
 
   /**
    * complete and fail are repeat-safe, so a lost answer is simply asked again, for long enough
-   * (about a minute and a half) to outlast a claimq restart.
+   * (about a minute and a half) to outlast a claimq restart. The request's JSON object comes
+   * opened, not closed, so that finish adds the next claim's body (none when null) last.
    */
-  static HttpResponse<String> finish(String path, String body) throws Transient, ClaimGone {
-    return finish(path, body, null, 10);
+  static HttpResponse<String> finish(String path, String opened) throws Transient, ClaimGone {
+    return finish(path, opened, null, null, 10);
   }
 
   /** finish, continuing the item's trace (its traceparent; none when null). */
   static HttpResponse<String> finish(
-      String path, String body, String traceparent, int timeoutSeconds)
+      String path, String opened, String next, String traceparent, int timeoutSeconds)
       throws Transient, ClaimGone {
     int tries = 10;
     for (int attempt = 1; ; attempt++) {
+      // A stopping worker claims nothing more: a report made again after SIGTERM (its first try
+      // refused or lost) asks for no next item.
+      String body = opened + (next != null && !stopping ? ", \"next\": " + next : "") + "}";
       try {
         return post(path, body, timeoutSeconds, traceparent);
       } catch (Transient error) {

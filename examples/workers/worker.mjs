@@ -90,6 +90,9 @@ const isClaimedItem = (body) =>
  */
 async function finish(path, body, headers = {}, tries = 10, timeoutSeconds = 10) {
   for (let attempt = 1; ; attempt++) {
+    // A stopping worker claims nothing more: a report made again after SIGTERM (its first try
+    // refused or lost) asks for no next item.
+    if (stop.signal.aborted && body.next !== undefined) body = { ...body, next: undefined };
     try {
       return await post(path, body, timeoutSeconds, headers);
     } catch (error) {

@@ -123,6 +123,10 @@ class Claimq:
         """complete and fail are repeat-safe, so a lost answer is simply asked again, for long
         enough (about a minute and a half) to outlast a claimq restart."""
         for attempt in range(1, tries + 1):
+            if stopping.is_set():
+                # A stopping worker claims nothing more: a report made again after SIGTERM (its
+                # first try refused or lost) asks for no next item.
+                body.pop("next", None)
             try:
                 return self.post(path, body, headers=headers, timeout=timeout)
             except Transient as error:
