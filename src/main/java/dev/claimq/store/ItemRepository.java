@@ -597,6 +597,21 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
    * for {@link #setPolicy}.
    */
   public PolicyChange setPaused(String queue, boolean paused, String actor, long[] versions) {
+    PolicyChange change = setPausedOnce(queue, paused, actor, versions);
+    // Unchanged and not as asked, though unconditional: a queue's first pause, committed after
+    // this resume's snapshot, which saw no policy row. Made again, the statement sees it and
+    // resumes, so that a 200 never shows the queue otherwise than the request asked.
+    if (versions == null && !change.changed() && isPaused(change) != paused) {
+      change = setPausedOnce(queue, paused, actor, null);
+    }
+    return change;
+  }
+
+  private static boolean isPaused(PolicyChange change) {
+    return change.policy().map(policy -> policy.paused).orElse(false);
+  }
+
+  private PolicyChange setPausedOnce(String queue, boolean paused, String actor, long[] versions) {
     return ifMatch(SET_PAUSED.on(dataSource), versions)
         .set("queue", queue)
         .set("paused", paused)
@@ -609,7 +624,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
         .orElseGet(
             () -> {
               Optional<QueuePolicy> now = policy(queue);
-              boolean asRequested = now.map(p -> p.paused).orElse(false) == paused;
+              boolean asRequested = now.map(policy -> policy.paused).orElse(false) == paused;
               return new PolicyChange(false, versions == null || asRequested, now);
             });
   }

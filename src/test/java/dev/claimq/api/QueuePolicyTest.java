@@ -16,9 +16,11 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.Race;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import io.restassured.response.Response;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -206,6 +208,34 @@ class QueuePolicyTest extends AsAdmin {
     RestAssured.post("/v1/queues/{queue}/resume", queue).then().statusCode(200);
 
     parked.get(10, TimeUnit.SECONDS).then().statusCode(200).body("queue", equalTo(queue));
+  }
+
+  @Test
+  void a_resume_racing_a_first_pause_answers_the_queue_as_each_asked() throws Exception {
+    // The resume's statement may see no policy row while the pause inserts one: answering the
+    // pause read back afterwards, it said "resumed" with paused true.
+    List<String> wrong = new ArrayList<>();
+    for (int round = 0; round < 40; round++) {
+      String queue = uniqueQueue("pauserace");
+      List<Response> answers =
+          Race.of(
+              2, i -> RestAssured.post("/v1/queues/{q}/" + (i == 0 ? "pause" : "resume"), queue));
+      for (int i = 0; i < 2; i++) {
+        Response answer = answers.get(i);
+        boolean asked = i == 0;
+        if (answer.statusCode() != 200 || !Boolean.valueOf(asked).equals(answer.path("paused"))) {
+          wrong.add(
+              (asked ? "pause" : "resume")
+                  + " of "
+                  + queue
+                  + ": "
+                  + answer.statusCode()
+                  + " "
+                  + answer.asString());
+        }
+      }
+    }
+    assertThat(wrong).isEmpty();
   }
 
   @Test
