@@ -19,11 +19,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
@@ -45,8 +44,17 @@ public class McpEnvelope {
   private static final int INVALID_PARAMS = -32602;
   private static final int AFTER_AUTHORIZATION = -50;
 
-  /** The context's key of the body as read here, for McpNotifications. */
+  /** The context's key of the body as read here, for McpNotifications and ToolArguments. */
   static final String MESSAGE = "claimq.mcp.message";
+
+  /** The context's key of a batch's requests by id (ToolArguments.idOf), for ToolArguments. */
+  static final String REQUESTS = "claimq.mcp.requests";
+
+  /**
+   * The most messages one POST may hold, as many as the API's batches: each request of a batch runs
+   * on a thread of its own, and a body of 1 MiB holds thousands of small ones.
+   */
+  static final int MAX_BATCH = 500;
 
   private final ClaimqConfig config;
 
@@ -146,6 +154,18 @@ public class McpEnvelope {
         refuse(context, null, INVALID_REQUEST, "An empty batch: send at least one message.");
         return;
       }
+      if (body.size() > MAX_BATCH) {
+        refuse(
+            context,
+            null,
+            INVALID_REQUEST,
+            "A batch of "
+                + body.size()
+                + " messages: send at most "
+                + MAX_BATCH
+                + " in one POST. None of them was run.");
+        return;
+      }
       if (!wellFormedBatch(context, body)) {
         return;
       }
@@ -165,7 +185,7 @@ public class McpEnvelope {
     if (!refuseEachRequest(context, batch, at -> refusalOf(batch.get(at)))) {
       return false;
     }
-    Set<String> ids = new HashSet<>();
+    Map<String, JsonNode> requests = new HashMap<>();
     boolean answers = false;
     boolean others = false;
     for (JsonNode message : batch) {
@@ -177,7 +197,7 @@ public class McpEnvelope {
       JsonNode id = message.get("id");
       // The answers to a batch are told apart by id alone, and so are the calls of one batch
       // when a tool reads its arguments from the body: a repeated id would run the wrong one.
-      if (id != null && !ids.add(id.isTextual() ? "s:" + id.textValue() : "n:" + id.asText())) {
+      if (id != null && requests.putIfAbsent(ToolArguments.idOf(id), message) != null) {
         refuse(
             context,
             id,
@@ -198,6 +218,7 @@ public class McpEnvelope {
               + " with requests or notifications: send the answers in a POST of their own.");
       return false;
     }
+    context.put(REQUESTS, Map.copyOf(requests));
     return true;
   }
 

@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -190,23 +191,21 @@ class ToolArguments {
     this.request = request;
   }
 
-  /** The call's arguments as sent: an object, empty when there were none, or what was sent. */
-  JsonNode of(RawMessage message) throws IOException {
+  /**
+   * The call's arguments as sent: an object, empty when there were none, or what was sent. Read
+   * from the body as McpEnvelope read it, once per POST (a batch's calls are found by id, not by
+   * reading the body again for each), and copied, since a tool may take them apart.
+   */
+  JsonNode of(RawMessage message) {
     RoutingContext context = request.getCurrent();
-    if (context == null || context.body() == null || context.body().buffer() == null) {
+    JsonNode body = context == null ? null : context.get(McpEnvelope.MESSAGE);
+    if (body == null) {
       throw new IllegalStateException("a tool call without the HTTP request that carried it");
     }
-    JsonNode body = body(context.body().buffer().getBytes());
-    String id = idOf(message.asJsonObject().getValue("id"));
     JsonNode call = body;
     if (body.isArray()) {
-      call = null;
-      for (JsonNode each : body) {
-        if (id.equals(idOf(each.path("id")))) {
-          call = each;
-          break;
-        }
-      }
+      Map<String, JsonNode> requests = context.get(McpEnvelope.REQUESTS);
+      call = requests.get(idOf(message.asJsonObject().getValue("id")));
       if (call == null) {
         throw new IllegalStateException("a tool call that is not in its request's batch");
       }
@@ -214,7 +213,7 @@ class ToolArguments {
     JsonNode arguments = call.path("params").path("arguments");
     return arguments.isMissingNode() || arguments.isNull()
         ? JsonNodeFactory.instance.objectNode()
-        : arguments;
+        : arguments.deepCopy();
   }
 
   /** The arguments as this record, checked by its constraints as a REST body is. */
@@ -240,7 +239,7 @@ class ToolArguments {
   }
 
   /** A JSON-RPC id, as the transport's value or as its JSON, in one spelling. */
-  private static String idOf(Object id) {
+  static String idOf(Object id) {
     if (id instanceof JsonNode node) {
       return node.isTextual() ? "s:" + node.textValue() : "n:" + node.asText();
     }

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.zip.GZIPOutputStream;
@@ -551,6 +552,43 @@ class McpHostileInputTest {
     // The same calls with their own ids each store their own item.
     post("[" + enqueue("5", "first", "\"A\"") + "," + enqueue("6", "second", "\"B\"") + "]");
     assertThat(rows()).isEqualTo(2);
+  }
+
+  @Test
+  void a_batch_of_more_than_500_messages_is_refused_and_one_of_500_runs_each_call_as_sent()
+      throws Exception {
+    StringJoiner tooMany = new StringJoiner(",", "[", "]");
+    for (int n = 1; n <= 501; n++) {
+      tooMany.add(enqueue(String.valueOf(n), "many-" + n, String.valueOf(n)));
+    }
+    try (LogCapture log = LogCapture.start(Level.WARNING)) {
+      HttpResponse<String> answer = post(tooMany.toString());
+
+      assertThat(answer.statusCode()).as(shorten(answer.body())).isEqualTo(400);
+      assertThat(message(answer).path("error").path("message").asText())
+          .isEqualTo(
+              "A batch of 501 messages: send at most 500 in one POST. None of them was run.");
+      assertThat(rows()).as("items stored").isZero();
+      assertThat(log.records()).extracting(LogCapture::format).isEmpty();
+    }
+    // Each call of a batch reads its own arguments (found by its id), whatever their order.
+    StringJoiner most = new StringJoiner(",", "[", "]");
+    for (int n = 500; n >= 1; n--) {
+      most.add(enqueue(String.valueOf(n), "many-" + n, String.valueOf(n)));
+    }
+    HttpResponse<String> answer = post(most.toString());
+    assertThat(answer.statusCode()).as(shorten(answer.body())).isEqualTo(200);
+    assertThat(rows()).isEqualTo(500);
+    try (Connection connection = database.getConnection();
+        PreparedStatement stored =
+            connection.prepareStatement(
+                "SELECT count(*) FROM item WHERE queue = ? AND dedupe_key = 'many-' || payload::text")) {
+      stored.setString(1, queue);
+      try (ResultSet row = stored.executeQuery()) {
+        assertThat(row.next()).isTrue();
+        assertThat(row.getLong(1)).as("items whose payload is their own call's").isEqualTo(500);
+      }
+    }
   }
 
   @Test
