@@ -2,7 +2,12 @@ package dev.claimq.config;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.Pattern;
 import java.time.Duration;
+import org.hibernate.validator.constraints.time.DurationMin;
 
 /**
  * Every claimq knob, typed. Each one is also settable as an env var, e.g.
@@ -13,6 +18,11 @@ public interface ClaimqConfig {
 
   /** The PostgreSQL schema that holds claimq's tables, so claimq can share a database. */
   @WithDefault("claimq")
+  @Pattern(
+      regexp = "[a-z_][a-z0-9_]{0,62}",
+      message =
+          "must be a PostgreSQL name in lower case: a letter or '_', then letters, digits or '_',"
+              + " 63 at most")
   String schema();
 
   Auth auth();
@@ -27,6 +37,7 @@ public interface ClaimqConfig {
 
   Retention retention();
 
+  @WithName("long-poll") // so that a refusal of its settings names them as they are set
   LongPoll longPoll();
 
   Vacuum vacuum();
@@ -49,10 +60,12 @@ public interface ClaimqConfig {
      * answer 503 while the database cannot be reached.
      */
     @WithDefault("15s")
+    @DurationMin(seconds = 1)
     Duration longStatementTimeout();
 
     /** Retention and vacuum, which may run long on a large table; background work only. */
     @WithDefault("10m")
+    @DurationMin(seconds = 1)
     Duration maintenanceTimeout();
   }
 
@@ -62,6 +75,7 @@ public interface ClaimqConfig {
      * so a service with many queues cannot swamp the metrics store.
      */
     @WithDefault("100")
+    @Min(0)
     int maxQueues();
 
     /**
@@ -70,6 +84,7 @@ public interface ClaimqConfig {
      * the table.
      */
     @WithDefault("5s")
+    @Every
     String sampleInterval();
   }
 
@@ -88,34 +103,44 @@ public interface ClaimqConfig {
   interface Limits {
     /** The largest request body accepted; larger ones get 413. */
     @WithDefault("1048576")
+    @Min(1)
     long bodyBytes();
 
     /** The largest item payload accepted (its JSON text in UTF-8); larger ones get 413. */
     @WithDefault("262144")
+    @Min(1)
     int payloadBytes();
   }
 
   interface Lease {
     /** How long a claim lasts when the worker does not say. */
     @WithDefault("60s")
+    @Seconds(max = 43_200)
     Duration defaultDuration();
 
     /** How often one item's claim may be released (handed back unused) before release is 409. */
     @WithDefault("10")
+    @Min(0)
+    @Max(1_000)
     int maxReleases();
   }
 
+  @BaseWithinCap
   interface Retry {
     /** Attempts an item gets when the agent does not say. */
     @WithDefault("5")
+    @Min(1)
+    @Max(100)
     int defaultMaxAttempts();
 
     /** Delay before the first retry; it doubles on each further attempt. */
     @WithDefault("10s")
+    @Seconds(max = 86_400)
     Duration backoffBase();
 
     /** The longest delay between two attempts. */
     @WithDefault("1h")
+    @Seconds(max = 604_800)
     Duration backoffCap();
 
     /**
@@ -123,6 +148,8 @@ public interface ClaimqConfig {
      * or not: a payload that kills its worker stops taking workers down.
      */
     @WithDefault("3")
+    @Min(1)
+    @Max(100)
     int crashLoopAfter();
 
     /**
@@ -151,6 +178,7 @@ public interface ClaimqConfig {
      * become due later (backoff, runAt) or whose signal was lost.
      */
     @WithDefault("1s")
+    @Every
     String fallbackInterval();
   }
 
@@ -160,6 +188,7 @@ public interface ClaimqConfig {
      * payload, attempts and actions go, its dedupe key stays (see keepKeys).
      */
     @WithDefault("7d")
+    @Seconds(min = 0)
     Duration keepFinished();
 
     /**
@@ -167,14 +196,21 @@ public interface ClaimqConfig {
      * duration such as 400d, or forever.
      */
     @WithDefault("400d")
+    @Every(
+        never = "forever",
+        zero = true,
+        message = "must be a duration (such as 30d or PT720H) of 0 or more, or forever")
     String keepKeys();
 
     /** How often old finished items are looked for. */
     @WithDefault("1m")
+    @Every
     String interval();
 
     /** Items deleted per statement, so pruning never holds long locks. */
     @WithDefault("1000")
+    @Min(1)
+    @Max(100_000)
     int batchSize();
   }
 
@@ -188,20 +224,25 @@ public interface ClaimqConfig {
 
     /** How often the item table's dead rows are counted (a read of PostgreSQL's statistics). */
     @WithDefault("5s")
+    @Every
     String interval();
 
     /** Dead rows (each claim and each finish leaves one) that start a VACUUM of the item table. */
     @WithDefault("20000")
+    @Min(1)
     long deadRows();
   }
 
   interface Reaper {
     /** How often expired leases are looked for; an expired claim is released within this. */
     @WithDefault("1s")
+    @Every
     String interval();
 
     /** The most expired claims released by one statement. */
     @WithDefault("500")
+    @Min(1)
+    @Max(100_000)
     int batchSize();
   }
 }

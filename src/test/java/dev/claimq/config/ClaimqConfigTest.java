@@ -1,0 +1,120 @@
+package dev.claimq.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quarkus.runtime.configuration.DurationConverter;
+import io.smallrye.config.ConfigValidationException;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfig;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import io.smallrye.config.validator.BeanValidationConfigValidator;
+import jakarta.validation.Validation;
+import jakarta.validation.Validator;
+import java.time.Duration;
+import java.util.Map;
+import org.hibernate.validator.messageinterpolation.ParameterMessageInterpolator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The settings are checked as the service starts, each against the range the API takes for the same
+ * setting of a queue: a lease of 0 s handed every claim an expired lease (a second worker took the
+ * item while the first still worked on it), and a max-attempts of 0 made every enqueue a 500. Read
+ * here as the service reads them (SmallRye Config, with the same converter and validator).
+ */
+class ClaimqConfigTest {
+  private static final Validator VALIDATOR =
+      Validation.byDefaultProvider()
+          .configure()
+          .messageInterpolator(new ParameterMessageInterpolator())
+          .buildValidatorFactory()
+          .getValidator();
+
+  private static ClaimqConfig read(Map<String, String> settings) {
+    SmallRyeConfig config =
+        new SmallRyeConfigBuilder()
+            .withMapping(ClaimqConfig.class)
+            .withConverter(Duration.class, 200, new DurationConverter())
+            .withValidator((BeanValidationConfigValidator) () -> VALIDATOR)
+            .withSources(new PropertiesConfigSource(settings, "test", 500))
+            .build();
+    return config.getConfigMapping(ClaimqConfig.class);
+  }
+
+  @Test
+  void the_defaults_are_taken() {
+    ClaimqConfig config = read(Map.of());
+    assertThat(config.lease().defaultDuration()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(config.retry().defaultMaxAttempts()).isEqualTo(5);
+    assertThat(config.retention().keepKeys()).isEqualTo("400d");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "claimq.lease.default-duration | 1s",
+        "claimq.lease.default-duration | 12h",
+        "claimq.retry.backoff-base | 1h",
+        "claimq.retention.keep-keys | forever",
+        "claimq.retention.keep-keys | 0s",
+        "claimq.retention.keep-finished | 0s",
+        "claimq.reaper.interval | off",
+        "claimq.reaper.interval | 500ms",
+        "claimq.metrics.sample-interval | PT10S",
+        "claimq.schema | claimq_2",
+        "claimq.lease.max-releases | 0",
+      })
+  void a_value_in_range_is_taken(String name, String value) {
+    read(Map.of(name, value));
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "claimq.lease.default-duration | 0s | claimq.lease.default-duration must be a whole number"
+            + " of seconds from 1 s to 43200 s",
+        "claimq.lease.default-duration | -5s | claimq.lease.default-duration must be a whole"
+            + " number of seconds from 1 s to 43200 s",
+        "claimq.lease.default-duration | 1500ms | claimq.lease.default-duration must be a whole"
+            + " number of seconds from 1 s to 43200 s",
+        "claimq.lease.default-duration | 43201s | claimq.lease.default-duration must be a whole"
+            + " number of seconds from 1 s to 43200 s",
+        "claimq.retry.default-max-attempts | 0 | claimq.retry.default-max-attempts must be greater"
+            + " than or equal to 1",
+        "claimq.retry.default-max-attempts | 101 | claimq.retry.default-max-attempts must be less"
+            + " than or equal to 100",
+        "claimq.retry.backoff-base | 0s | claimq.retry.backoff-base must be a whole number of"
+            + " seconds from 1 s to 86400 s",
+        "claimq.retry.backoff-base | 2h | claimq.retry has a backoff-base longer than its"
+            + " backoff-cap",
+        "claimq.retry.crash-loop-after | 0 | claimq.retry.crash-loop-after must be greater than or"
+            + " equal to 1",
+        "claimq.lease.max-releases | -1 | claimq.lease.max-releases must be greater than or equal"
+            + " to 0",
+        "claimq.limits.payload-bytes | -1 | claimq.limits.payload-bytes must be greater than or"
+            + " equal to 1",
+        "claimq.retention.keep-keys | never | claimq.retention.keep-keys must be a duration (such as"
+            + " 30d or PT720H) of 0 or more, or forever",
+        "claimq.retention.keep-keys | -1d | claimq.retention.keep-keys must be a duration",
+        "claimq.reaper.interval | -1s | claimq.reaper.interval must be a duration (such as 500ms,"
+            + " 5s, 1m, 2h, 7d or PT5S) longer than 0, or off",
+        "claimq.reaper.interval | 0s | claimq.reaper.interval must be a duration",
+        "claimq.retention.interval | 5minutes | claimq.retention.interval must be a duration",
+        "claimq.vacuum.interval | never | claimq.vacuum.interval must be a duration",
+        "claimq.metrics.sample-interval | 0s | claimq.metrics.sample-interval must be a duration",
+        "claimq.long-poll.fallback-interval | -1s | claimq.long-poll.fallback-interval must be a"
+            + " duration",
+        "claimq.schema | Claimq | claimq.schema must be a PostgreSQL name in lower case",
+        "claimq.schema | claimq-1 | claimq.schema must be a PostgreSQL name in lower case",
+      })
+  void a_value_out_of_range_stops_the_start_naming_the_setting(
+      String name, String value, String why) {
+    assertThatThrownBy(() -> read(Map.of(name, value)))
+        .isInstanceOf(ConfigValidationException.class)
+        .hasMessageContaining(why);
+  }
+}
