@@ -226,6 +226,15 @@ public class QueuesResource {
         .claimNext(guard.queue(Params.queue(queue)), worker, leaseSeconds, max, wait)
         .map(
             claims -> {
+              if (claims.isEmpty() && !wait.isZero() && claimOrWait.stopping()) {
+                // Not "nothing within waitSeconds", which a worker takes as its cue to claim
+                // again at once: told to back off, it claims again elsewhere, or here once back.
+                throw new Outcomes.RefusedException(
+                    new Outcomes.Status(503, "stopping", "Stopping"),
+                    "This claimq instance is stopping, and ended the wait for work: claim again"
+                        + " after a backoff (from another instance, or from this one once it is"
+                        + " back). Nothing was claimed.");
+              }
               if (claims.isEmpty()) {
                 return Response.noContent().build();
               }

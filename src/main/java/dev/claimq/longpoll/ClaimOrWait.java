@@ -68,6 +68,11 @@ public class ClaimOrWait {
     }
   }
 
+  /** Whether the service has begun to stop, which ends every wait at once (ParkedClaims). */
+  public boolean stopping() {
+    return waiters.stopping();
+  }
+
   /**
    * Says that a claim made elsewhere (in a finish's transaction) took an item of the queue: as
    * after a claim of its own, the next parked waiter looks, since there may be more.

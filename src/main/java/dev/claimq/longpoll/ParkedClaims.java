@@ -1,9 +1,11 @@
 package dev.claimq.longpoll;
 
 import dev.claimq.telemetry.QueueMetrics;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -40,6 +42,9 @@ public class ParkedClaims {
   private final Map<String, Waiters> waiting = new ConcurrentHashMap<>();
   private final AtomicLongArray wakes = new AtomicLongArray(STRIPES);
   private final AtomicInteger parkedCount = new AtomicInteger();
+
+  /** Set once the service begins to stop: nothing parks from then on. */
+  private volatile boolean stopping;
 
   /**
    * The claims parked on one queue, oldest first, and the stripe's wake count when its last empty
@@ -168,8 +173,9 @@ public class ParkedClaims {
               emitter.onTermination(() -> leave(queue, claim));
               // A cancellation does not always reach a claim that parks again after a look: it
               // can pass the chain while that look waits for a worker thread. Checked after
-              // parking, so that a cancellation either finds this waiter or is seen here.
-              if (ticket.closed()) {
+              // parking, so that a cancellation either finds this waiter or is seen here; and so
+              // is a stop that began as it parked.
+              if (ticket.closed() || stopping) {
                 emitter.complete(false);
               }
             })
@@ -210,6 +216,28 @@ public class ParkedClaims {
           return waiters;
         });
     return oldest[0];
+  }
+
+  /**
+   * As the service begins to stop, before it waits for the requests in flight: every parked claim
+   * ends at once, told that its time is up, and none parks from now on. Else the last requests
+   * would be long polls, each holding the stop up for the rest of its wait (up to 20 s), past the
+   * grace a container platform gives.
+   */
+  void stop(@Observes ShutdownDelayInitiatedEvent stop) {
+    stopping = true;
+    waiting.keySet().forEach(this::releaseAll);
+  }
+
+  /** Whether the service has begun to stop (see {@link #stop}). */
+  public boolean stopping() {
+    return stopping;
+  }
+
+  private void releaseAll(String queue) {
+    for (Parked next = takeOldest(queue); next != null; next = takeOldest(queue)) {
+      next.emitter.complete(false);
+    }
   }
 
   /** Wakes one waiter of every queue that has any: the fallback for lost or missing signals. */

@@ -16,6 +16,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -116,9 +117,9 @@ class FaultScenariosIT extends FaultHarness {
 
   @Test
   @Order(3)
-  void an_instance_killed_mid_load_and_restarted_loses_nothing() throws Exception {
+  void an_instance_killed_or_stopped_mid_load_and_restarted_loses_nothing() throws Exception {
     scenario(
-        "3 instance SIGKILL",
+        "3 instance SIGKILL and SIGTERM",
         "instkill",
         (queue, keys) -> {
           startJavaWorkers(queue, 4, 10);
@@ -134,8 +135,57 @@ class FaultScenariosIT extends FaultHarness {
             Thread.sleep(2000);
             victim.start();
           }
+          stopWithALongPollParked(instances.get(0));
           enqueuer.join(TimeUnit.MINUTES.toMillis(5));
         });
+  }
+
+  /**
+   * SERVICE CONTRACT: SIGTERM ends a long poll parked on the instance at once, with 503 stopping
+   * (its worker backs off), and the instance then stops within seconds, not when the poll's 20 s
+   * wait runs out (past Docker's 10 s grace). Then it starts again.
+   */
+  void stopWithALongPollParked(ServiceInstance victim) throws Exception {
+    CompletableFuture<Http.Answer> parked =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return http.claimq(
+                    victim.url(),
+                    "POST",
+                    "/v1/queues/stop-probe/claim",
+                    Http.WORKER,
+                    Map.of("waitSeconds", 20),
+                    Duration.ofSeconds(30));
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    Thread.sleep(1000); // parked: nothing is ever enqueued to stop-probe
+    long stopping = System.nanoTime();
+    Duration stopped = victim.stop();
+    history.fault();
+    Http.Answer answer = parked.get(30, TimeUnit.SECONDS);
+    if (answer.status() != 503 || !answer.body().path("type").asText().endsWith("/stopping")) {
+      history.violation(
+          "a long poll parked at SIGTERM answered "
+              + answer.status()
+              + " "
+              + answer.body()
+              + " (expected 503 stopping)");
+    }
+    if (stopped == null || stopped.compareTo(Duration.ofSeconds(5)) > 0) {
+      history.violation(
+          "the instance stopped "
+              + (stopped == null ? "not at all" : "after " + stopped.toMillis() + " ms")
+              + " of SIGTERM with a long poll parked (expected within 5 s)");
+    }
+    System.out.printf(
+        "faults: SIGTERM with a long poll parked: %d answered after %d ms, stopped after %d ms%n",
+        answer.status(),
+        Duration.ofNanos(System.nanoTime() - stopping).toMillis(),
+        stopped == null ? -1 : stopped.toMillis());
+    victim.start();
   }
 
   @Test

@@ -164,6 +164,21 @@ final class ServiceInstance implements AutoCloseable {
         + log;
   }
 
+  /**
+   * SIGTERM, as a platform stops a container: how long the process took to exit, or null when it
+   * had not within 35 s (and was then killed).
+   */
+  Duration stop() throws InterruptedException {
+    killed = true;
+    long from = System.nanoTime();
+    process.destroy();
+    if (!process.waitFor(35, TimeUnit.SECONDS)) {
+      kill();
+      return null;
+    }
+    return Duration.ofNanos(System.nanoTime() - from);
+  }
+
   /** SIGKILL: no shutdown hook, no draining; in-flight requests are simply cut. */
   void kill() throws InterruptedException {
     killed = true;
