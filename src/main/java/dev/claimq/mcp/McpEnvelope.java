@@ -431,12 +431,11 @@ public class McpEnvelope {
   }
 
   /**
-   * A 415 or 406 as the API answers it, a problem: the body was not read as a JSON-RPC message at
-   * all, so there is no message to answer, as the transport's own refusals (McpTransportFailures)
-   * say.
+   * A refusal as the API answers it, a problem, as the transport's own refusals
+   * (McpTransportFailures) are: a 415 or 406 (the body was not read as a JSON-RPC message at all,
+   * so there is no message to answer), or a 429 (no session was opened).
    */
-  private static void refuseProblem(
-      RoutingContext context, int status, String title, String detail) {
+  static void refuseProblem(RoutingContext context, int status, String title, String detail) {
     ObjectNode problem = JsonNodeFactory.instance.objectNode();
     problem.put("type", "about:blank");
     problem.put("title", title);

@@ -1,5 +1,6 @@
 package dev.claimq.mcp;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.quarkiverse.mcp.server.runtime.ConnectionManager;
 import io.quarkus.security.identity.SecurityIdentity;
 import io.quarkus.vertx.http.runtime.security.QuarkusHttpUser;
@@ -9,14 +10,21 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Ties an MCP session to the API key that opened it. The extension knows a session by its id alone,
  * so any valid key that had the id could call tools in it or end it with DELETE. Here a session id
  * sent with another key than its own is answered exactly as an id the service does not know
  * (McpTransportFailures' 404): it neither reveals the session nor touches it.
+ *
+ * <p>It also bounds the sessions one key holds open. The extension keeps a session until it has
+ * been idle for 30 minutes, and one client opened 10,000 in 23 s: a key at the bound is refused a
+ * new one (429) until it ends one (DELETE) or one idles out.
  */
 @ApplicationScoped
 public class McpSessions {
@@ -26,8 +34,20 @@ public class McpSessions {
 
   private final ConnectionManager connections;
 
+  /** The most sessions one key may hold open. */
+  static final int MAX_SESSIONS_PER_KEY = 100;
+
   /** Each open session's id, and the name of the key that opened it. */
   private final Map<String, String> owners = new ConcurrentHashMap<>();
+
+  /** Each key's sessions, by the name of the key; each guarded by its own lock. */
+  private final Map<String, KeySessions> byKey = new ConcurrentHashMap<>();
+
+  /** A key's open sessions, and its initializes under way, whose sessions are not named yet. */
+  private static final class KeySessions {
+    final Set<String> ids = new HashSet<>();
+    int opening;
+  }
 
   McpSessions(ConnectionManager connections) {
     this.connections = connections;
@@ -60,16 +80,8 @@ public class McpSessions {
   private void check(RoutingContext context, String key) {
     String session = context.request().getHeader(McpTransportFailures.SESSION_HEADER);
     if (session == null) {
-      if (context.request().method() == HttpMethod.POST) {
-        // An initialize: the extension names the new session in its answer's header.
-        context.addHeadersEndHandler(
-            ended -> {
-              String opened = context.response().headers().get(McpTransportFailures.SESSION_HEADER);
-              if (opened != null) {
-                owners.keySet().removeIf(id -> !connections.has(id)); // ended while idle
-                owners.put(opened, key);
-              }
-            });
+      if (initializes(context) && !opening(context, key)) {
+        return;
       }
       context.next();
       return;
@@ -90,5 +102,86 @@ public class McpSessions {
           });
     }
     context.next();
+  }
+
+  /** Whether the request opens a session: a POST of an initialize, as McpEnvelope read it. */
+  private static boolean initializes(RoutingContext context) {
+    JsonNode message = context.get(McpEnvelope.MESSAGE);
+    return context.request().method() == HttpMethod.POST
+        && message != null
+        && "initialize".equals(message.path("method").asText(null));
+  }
+
+  /**
+   * Counts an initialize (a POST without a session) against its key's bound, and names the session
+   * the extension opens for it, if any, as it answers. False when refused: at the bound.
+   */
+  private boolean opening(RoutingContext context, String key) {
+    KeySessions sessions = byKey.computeIfAbsent(key, k -> new KeySessions());
+    int open;
+    synchronized (sessions) {
+      // Sessions ended while idle are the extension's to forget; here they are found, one key's
+      // at a time, by its next initialize.
+      sessions.ids.removeIf(
+          id -> {
+            if (connections.has(id)) {
+              return false;
+            }
+            owners.remove(id);
+            return true;
+          });
+      open = sessions.ids.size() + sessions.opening;
+      if (open < MAX_SESSIONS_PER_KEY) {
+        sessions.opening++;
+      }
+    }
+    if (open >= MAX_SESSIONS_PER_KEY) {
+      McpEnvelope.refuseProblem(
+          context,
+          429,
+          "Too many sessions",
+          "This key has "
+              + MAX_SESSIONS_PER_KEY
+              + " MCP sessions open, the most one key may hold: end one you no longer use"
+              + " (DELETE /mcp with its Mcp-Session-Id), or reuse it; a session idle for 30"
+              + " minutes ends by itself.");
+      return false;
+    }
+    // Settled once: by the answer's headers, which name the new session, or by the end of a
+    // request that never got that far (its connection closed).
+    AtomicBoolean settled = new AtomicBoolean();
+    context.addHeadersEndHandler(
+        ended ->
+            settle(
+                key,
+                sessions,
+                context.response().headers().get(McpTransportFailures.SESSION_HEADER),
+                settled));
+    context.addEndHandler(ended -> settle(key, sessions, null, settled));
+    return true;
+  }
+
+  /** How many sessions the key (by its name) holds open now. */
+  int open(String key) {
+    KeySessions sessions = byKey.get(key);
+    if (sessions == null) {
+      return 0;
+    }
+    synchronized (sessions) {
+      return (int) sessions.ids.stream().filter(connections::has).count();
+    }
+  }
+
+  private void settle(String key, KeySessions sessions, String opened, AtomicBoolean settled) {
+    if (!settled.compareAndSet(false, true)) {
+      return;
+    }
+    synchronized (sessions) {
+      sessions.opening--;
+      if (opened != null) {
+        owners.put(opened, key);
+        sessions.ids.add(opened);
+      }
+    }
   }
 }

@@ -41,6 +41,7 @@ class McpSessionTest {
   URI mcp;
 
   @Inject AgroalDataSource database;
+  @Inject McpSessions sessions;
 
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -277,6 +278,36 @@ class McpSessionTest {
   }
 
   /** A new initialized session of this key. */
+  @Test
+  void a_key_holds_at_most_100_sessions_and_ends_one_to_open_another() throws Exception {
+    // One client opened 10,000 sessions in 23 s, each kept until it idled for 30 minutes.
+    List<String> opened = new ArrayList<>();
+    try {
+      for (int n = sessions.open("test-elsewhere"); n < McpSessions.MAX_SESSIONS_PER_KEY; n++) {
+        opened.add(open(ELSEWHERE));
+      }
+      assertThat(sessions.open("test-elsewhere")).isEqualTo(100);
+
+      HttpResponse<String> refused = post(ELSEWHERE, null, INITIALIZE);
+      assertThat(refused.statusCode()).as(refused.body()).isEqualTo(429);
+      assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+      assertThat(refused.headers().firstValue("Mcp-Session-Id")).isEmpty();
+      assertThat(json.readTree(refused.body()).path("detail").asText())
+          .startsWith("This key has 100 MCP sessions open, the most one key may hold: end one");
+      assertThat(sessions.open("test-elsewhere")).isEqualTo(100);
+
+      // Another key is not held back, and a session ended makes room for one.
+      String other = open(AGENT);
+      assertThat(send(AGENT, other, "DELETE").statusCode()).isEqualTo(200);
+      assertThat(send(ELSEWHERE, opened.remove(0), "DELETE").statusCode()).isEqualTo(200);
+      opened.add(open(ELSEWHERE));
+    } finally {
+      for (String session : opened) {
+        send(ELSEWHERE, session, "DELETE");
+      }
+    }
+  }
+
   private String open(String key) throws Exception {
     HttpResponse<String> opened = post(key, null, INITIALIZE);
     assertThat(opened.statusCode()).as(opened.body()).isEqualTo(200);
