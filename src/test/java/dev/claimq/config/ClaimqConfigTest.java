@@ -32,7 +32,14 @@ class ClaimqConfigTest {
           .buildValidatorFactory()
           .getValidator();
 
-  private static ClaimqConfig read(Map<String, String> settings) {
+  /** One key, as the service needs one to start with authentication on (MintKey's hash). */
+  private static final String KEY =
+      "ops:operator:*:7eee78659ab50d4dd820f4242709d188809ca0249506edf83d70022973d5e2ca";
+
+  /** The settings as given, over one valid key unless they name keys themselves. */
+  private static ClaimqConfig read(Map<String, String> given) {
+    Map<String, String> settings = new java.util.HashMap<>(given);
+    settings.putIfAbsent("claimq.auth.keys", KEY);
     SmallRyeConfig config =
         new SmallRyeConfigBuilder()
             .withMapping(ClaimqConfig.class)
@@ -49,6 +56,15 @@ class ClaimqConfigTest {
     assertThat(config.lease().defaultDuration()).isEqualTo(Duration.ofSeconds(60));
     assertThat(config.retry().defaultMaxAttempts()).isEqualTo(5);
     assertThat(config.retention().keepKeys()).isEqualTo("400d");
+  }
+
+  @Test
+  void with_authentication_on_a_key_is_needed() {
+    assertThatThrownBy(() -> read(Map.of("claimq.auth.keys", " ")))
+        .isInstanceOf(ConfigValidationException.class)
+        .hasMessageContaining(
+            "claimq.auth has no key, and authentication is on: set CLAIMQ_AUTH_KEYS");
+    read(Map.of("claimq.auth.keys", " ", "claimq.auth.enabled", "false"));
   }
 
   @ParameterizedTest
@@ -110,6 +126,9 @@ class ClaimqConfigTest {
             + " duration",
         "claimq.schema | Claimq | claimq.schema must be a PostgreSQL name in lower case",
         "claimq.schema | claimq-1 | claimq.schema must be a PostgreSQL name in lower case",
+        "claimq.auth.keys | ops:root:*:7eee78659ab50d4dd820f4242709d188809ca0249506edf83d70022973d5e2ca"
+            + " | claimq.auth has a key entry that cannot be read: ",
+        "claimq.auth.keys | ops:operator:*:abc | claimq.auth has a key entry that cannot be read: ",
       })
   void a_value_out_of_range_stops_the_start_naming_the_setting(
       String name, String value, String why) {
