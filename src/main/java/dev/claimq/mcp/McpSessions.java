@@ -78,6 +78,18 @@ public class McpSessions {
   }
 
   private void check(RoutingContext context, String key) {
+    int named = context.request().headers().getAll(McpTransportFailures.SESSION_HEADER).size();
+    if (named > 1) {
+      // Read as the first, it could pass the ownership check while the extension read another.
+      McpEnvelope.refuseProblem(
+          context,
+          400,
+          "Bad Request",
+          "The request has "
+              + named
+              + " Mcp-Session-Id headers: send one, the id of the session it belongs to.");
+      return;
+    }
     String session = context.request().getHeader(McpTransportFailures.SESSION_HEADER);
     if (session == null) {
       if (initializes(context) && !opening(context, key)) {

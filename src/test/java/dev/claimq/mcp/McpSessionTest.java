@@ -279,6 +279,32 @@ class McpSessionTest {
 
   /** A new initialized session of this key. */
   @Test
+  void a_session_named_twice_is_a_400_and_neither_session_is_touched() throws Exception {
+    String queue = uniqueQueue("mcp-twice");
+    String mine = open(AGENT);
+    String again = open(AGENT);
+    HttpResponse<String> twice =
+        http.send(
+            request(AGENT, mine)
+                .header("Mcp-Session-Id", again)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(enqueue(2, queue)))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(twice.statusCode()).as(twice.body()).isEqualTo(400);
+    assertThat(twice.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(json.readTree(twice.body()).path("detail").asText())
+        .isEqualTo(
+            "The request has 2 Mcp-Session-Id headers: send one, the id of the session it belongs"
+                + " to.");
+    assertThat(McpClients.rows(database, queue)).isZero();
+    for (String session : List.of(mine, again)) {
+      assertThat(send(AGENT, session, "DELETE").statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
   void a_key_holds_at_most_100_sessions_and_ends_one_to_open_another() throws Exception {
     // One client opened 10,000 sessions in 23 s, each kept until it idled for 30 minutes.
     List<String> opened = new ArrayList<>();
