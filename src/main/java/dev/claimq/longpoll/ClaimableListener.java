@@ -153,6 +153,9 @@ public class ClaimableListener {
 
   private void listen() {
     long backoffMillis = 250;
+    // An outage is one warning when it starts and one line when it ends, as for the background
+    // jobs, not a warning every 5 s while it lasts.
+    boolean lost = false;
     while (running) {
       try (Connection connection = DriverManager.getConnection(url, credentials)) {
         try (Statement statement = connection.createStatement()) {
@@ -161,6 +164,10 @@ public class ClaimableListener {
         say(connection, HERE);
         long saidAt = System.nanoTime();
         LOG.debugf("listening on %s", channel);
+        if (lost) {
+          lost = false;
+          LOG.infof("claimable listener is listening again");
+        }
         notListening = null;
         backoffMillis = 250;
         waiters.wakeOneOfEach(); // signals may have been missed while disconnected
@@ -183,7 +190,14 @@ public class ClaimableListener {
         announcing = true;
         if (running) {
           notListening = "lost its connection: " + e.getMessage();
-          LOG.warnf("claimable listener lost its connection (%s); retrying", e.getMessage());
+          if (!lost) {
+            lost = true;
+            LOG.warnf(
+                "claimable listener lost its connection (%s); retrying until it can listen again",
+                e.getMessage());
+          } else {
+            LOG.debugf("claimable listener still cannot listen (%s)", e.getMessage());
+          }
           sleep(backoffMillis);
           backoffMillis = Math.min(backoffMillis * 2, 5_000);
         }
