@@ -146,16 +146,23 @@ public class Agents {
   /** A page of what this key enqueued, newest first; follow nextCursor for older items. */
   public Views.ItemPage enqueuedByMe(String state, Integer limit, String cursor) {
     ItemState filter = Params.state(state);
+    String listing =
+        "enqueued by "
+            + guard.actor()
+            + " "
+            + filter
+            + " "
+            + new java.util.TreeSet<>(caller.queues());
     var page =
         lookup.enqueuedBy(
             guard.actor(),
             filter == null ? null : filter.wireName(),
             caller.queues(),
-            Params.beforeId(cursor),
+            Params.beforeId(cursor, listing),
             Params.limit(limit == null ? null : limit.toString(), DEFAULT_PAGE, MAX_PAGE));
     return new Views.ItemPage(
         page.items().stream().map(ItemView::of).toList(),
-        page.nextBeforeId() == null ? null : Params.cursor(page.nextBeforeId()));
+        page.nextBeforeId() == null ? null : Params.cursor(page.nextBeforeId(), listing));
   }
 
   /**

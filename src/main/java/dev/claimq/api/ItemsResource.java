@@ -119,7 +119,11 @@ public class ItemsResource {
                       defaultValue = "50"))
           @QueryParam("limit")
           String limit,
-      @Parameter(description = "nextCursor of the previous page.") @QueryParam("cursor")
+      @Parameter(
+              description =
+                  "nextCursor of the previous page, sent with the same filters: with others it"
+                      + " is refused (400).")
+          @QueryParam("cursor")
           String cursor,
       @Parameter(
               description = "Only items whose last error contains this text, in any case.",
@@ -137,19 +141,20 @@ public class ItemsResource {
           @QueryParam("updatedBefore")
           String updatedBefore,
       @Context UriInfo uri) {
+    ItemFilter filter =
+        new ItemFilter(
+            guard.visible(queue == null ? null : Params.queue(queue)),
+            Params.state(state),
+            Params.encodedText("reason", Params.rawQuery(uri, "reason")),
+            Params.timestamp("updatedAfter", updatedAfter),
+            Params.timestamp("updatedBefore", updatedBefore));
+    String listing = "items " + filter.canonical();
     var page =
         operators.list(
-            new ItemFilter(
-                guard.visible(queue == null ? null : Params.queue(queue)),
-                Params.state(state),
-                Params.encodedText("reason", Params.rawQuery(uri, "reason")),
-                Params.timestamp("updatedAfter", updatedAfter),
-                Params.timestamp("updatedBefore", updatedBefore)),
-            Params.beforeId(cursor),
-            Params.limit(limit, DEFAULT_PAGE, MAX_PAGE));
+            filter, Params.beforeId(cursor, listing), Params.limit(limit, DEFAULT_PAGE, MAX_PAGE));
     return new Views.ItemPage(
         page.items().stream().map(ItemView::of).toList(),
-        page.nextBeforeId() == null ? null : Params.cursor(page.nextBeforeId()));
+        page.nextBeforeId() == null ? null : Params.cursor(page.nextBeforeId(), listing));
   }
 
   @RolesAllowed({Role.AGENT, Role.WORKER, Role.OPERATOR})

@@ -379,30 +379,61 @@ final class Params {
     return value;
   }
 
-  static String cursor(long beforeId) {
-    return Base64.getUrlEncoder()
-        .withoutPadding()
-        .encodeToString((CURSOR_PREFIX + beforeId).getBytes(StandardCharsets.UTF_8));
+  /**
+   * The cursor of a page that ends above beforeId, in a listing (its filters, and whose items it
+   * lists, as {@code listing} says them): a cursor names the listing it was issued for by a
+   * fingerprint, so that one sent with other filters is refused, not read as a place in a listing
+   * it was never in (which skipped every newer match, silently).
+   */
+  static String cursor(long beforeId, String listing) {
+    return encoded(CURSOR_PREFIX + beforeId + "." + fingerprint(listing));
   }
 
-  /** The id a cursor points below; null for no cursor. */
-  static Long beforeId(String cursor) {
+  /** The id a cursor of this listing points below; null for no cursor. */
+  static Long beforeId(String cursor, String listing) {
     if (cursor == null) {
       return null;
     }
     try {
       String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
-      if (decoded.startsWith(CURSOR_PREFIX)) {
-        String id = decoded.substring(CURSOR_PREFIX.length());
-        // Only the exact text this service issued: another spelling of it (padding, say) is not.
-        if (ID.matcher(id).matches() && cursor(Long.parseLong(id)).equals(cursor)) {
-          return Long.parseLong(id);
+      java.util.regex.Matcher issued = ISSUED_CURSOR.matcher(decoded);
+      // Only the exact text this service issued: another spelling of it (padding, say) is not.
+      if (issued.matches() && encoded(decoded).equals(cursor)) {
+        if (issued.group(2).equals(fingerprint(listing))) {
+          return Long.parseLong(issued.group(1));
         }
+        throw new BadRequestException(
+            "cursor",
+            "cursor was issued for another listing (other filters, or another key's items): pass"
+                + " nextCursor from the previous page of this same listing, or no cursor for its"
+                + " first page.");
       }
     } catch (IllegalArgumentException notBase64) {
       // answered below
     }
     throw new BadRequestException(
         "cursor", "cursor is not one this service issued: pass nextCursor from a previous page.");
+  }
+
+  /** What a cursor says, decoded: the id its page ended above, and its listing's fingerprint. */
+  private static final Pattern ISSUED_CURSOR =
+      Pattern.compile("^" + CURSOR_PREFIX + "([1-9][0-9]{0,17})\\.([0-9a-f]{8})$");
+
+  private static String encoded(String text) {
+    return Base64.getUrlEncoder()
+        .withoutPadding()
+        .encodeToString(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Eight hex digits of the listing's SHA-256: enough to tell listings apart by mistake. */
+  private static String fingerprint(String listing) {
+    try {
+      byte[] digest =
+          java.security.MessageDigest.getInstance("SHA-256")
+              .digest(listing.getBytes(StandardCharsets.UTF_8));
+      return java.util.HexFormat.of().formatHex(digest, 0, 4);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JDK has SHA-256", e);
+    }
   }
 }

@@ -90,7 +90,7 @@ public final class AgentSchemas {
              "limit": {"type": "integer", "minimum": 1, "maximum": %d,
                "description": "Items per page; default %d."},
              "cursor": {"type": "string", "maxLength": 200,
-               "description": "nextCursor of the previous page, for older items."}
+               "description": "nextCursor of the previous page, for older items, with the same state."}
            }}"""
               .formatted(
                   new JsonArray(List.copyOf(Agents.STATES)).encode(),

@@ -18,6 +18,17 @@ public record ItemFilter(
     queues = queues == null ? Set.of() : Set.copyOf(queues);
   }
 
+  /** The filter as one text, the same for the same filter in any instance (queues sorted). */
+  public String canonical() {
+    return String.join(
+        "|",
+        String.join(",", new java.util.TreeSet<>(queues)),
+        String.valueOf(state),
+        String.valueOf(reason),
+        String.valueOf(updatedAfter),
+        String.valueOf(updatedBefore));
+  }
+
   /** The queues as a text[] parameter: null for every queue. */
   String[] queueArray() {
     return queues.isEmpty() ? null : queues.toArray(String[]::new);

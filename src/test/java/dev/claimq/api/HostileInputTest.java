@@ -21,6 +21,8 @@ import dev.claimq.api.HostileRequests.Json;
 import dev.claimq.api.HostileRequests.Operation;
 import dev.claimq.api.HostileRequests.Request;
 import dev.claimq.api.HostileRequests.Targets;
+import dev.claimq.store.ItemFilter;
+import dev.claimq.store.ItemState;
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -39,6 +41,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -644,8 +647,20 @@ class HostileInputTest extends AsAdmin {
             .path("id")
             .asText();
     call("PUT", "/v1/queues/" + queue + "/policy", Map.of(), 200);
+    // A cursor of the listing the base request asks for, with every filter set (HostileRequests
+    // draft: state held, reason boom, all of time), which has no second page to take one from:
+    // made as the service makes it.
     String cursor =
-        call("GET", "/v1/items?queue=" + queue + "&limit=1", null, 200).path("nextCursor").asText();
+        Params.cursor(
+            Long.parseLong(ids.get(4)),
+            "items "
+                + new ItemFilter(
+                        Set.of(queue),
+                        ItemState.HELD,
+                        "boom",
+                        Instant.parse("1970-01-01T00:00:00Z"),
+                        Instant.parse("9999-12-31T23:59:59Z"))
+                    .canonical());
     return new Targets(
         queue, ids.get(0), ids.get(1), token, ids.get(2), ids.get(3), ids.get(4), awaiting, cursor);
   }

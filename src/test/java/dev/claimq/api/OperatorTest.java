@@ -17,6 +17,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.Race;
@@ -33,14 +34,60 @@ class OperatorTest extends AsAdmin {
 
   @Test
   void a_cursor_spelled_otherwise_than_it_was_issued_is_a_400() {
-    String issued = Params.cursor(1); // "before:1", 11 characters of base64url without padding
-    given().urlEncodingEnabled(false).get("/v1/items?cursor=" + issued).then().statusCode(200);
+    String queue = uniqueQueue("spelled");
+    enqueued(queue, "a", 1);
+    enqueued(queue, "b", 2);
+    String issued =
+        given()
+            .queryParam("queue", queue)
+            .queryParam("limit", 1)
+            .get("/v1/items")
+            .then()
+            .statusCode(200)
+            .extract()
+            .path("nextCursor");
+    String page = "/v1/items?queue=" + queue + "&cursor=";
+    given().urlEncodingEnabled(false).get(page + issued).then().statusCode(200);
 
-    problem(
-            given().urlEncodingEnabled(false).get("/v1/items?cursor=" + issued + "%3D"),
-            400,
-            "invalid-request")
+    problem(given().urlEncodingEnabled(false).get(page + issued + "%3D"), 400, "invalid-request")
         .body("errors[0].field", equalTo("cursor"));
+  }
+
+  @Test
+  void a_cursor_sent_with_other_filters_is_a_400_not_a_page_of_another_listing() {
+    String queue = uniqueQueue("relisted");
+    for (String key : List.of("a", "b", "c")) {
+      enqueued(queue, key, 1);
+    }
+    String cursor =
+        given()
+            .queryParam("queue", queue)
+            .queryParam("limit", 1)
+            .get("/v1/items")
+            .then()
+            .statusCode(200)
+            .extract()
+            .path("nextCursor");
+    // Read below the newest item of the queue, "state=done" found none, and said so silently.
+    for (Map<String, String> other :
+        List.of(
+            Map.of("queue", queue, "state", "done"),
+            Map.of("queue", queue, "reason", "x"),
+            Map.<String, String>of())) {
+      problem(
+              given().queryParams(other).queryParam("cursor", cursor).get("/v1/items"),
+              400,
+              "invalid-request")
+          .body("errors[0].field", equalTo("cursor"))
+          .body("detail", startsWith("cursor was issued for another listing"));
+    }
+    given()
+        .queryParam("queue", queue)
+        .queryParam("cursor", cursor)
+        .get("/v1/items")
+        .then()
+        .statusCode(200)
+        .body("items.size()", equalTo(2));
   }
 
   @Test

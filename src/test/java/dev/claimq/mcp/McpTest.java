@@ -270,6 +270,11 @@ class McpTest {
           .doesNotContainAnyElementsOf(ids);
       assertThat(refusal(call(agent, "list_my_work", Map.of("limit", 101))))
           .isEqualTo("limit must be a whole number from 1 to 100, got '101'.");
+      // A cursor of the pending items, sent for the done ones: refused, not an empty page.
+      assertThat(refusal(call(agent, "list_my_work", Map.of("state", "done", "cursor", cursor))))
+          .startsWith("cursor was issued for another listing");
+      assertThat(refusal(call(admin, "list_my_work", Map.of("state", "pending", "cursor", cursor))))
+          .startsWith("cursor was issued for another listing (other filters, or another key's");
     }
   }
 
