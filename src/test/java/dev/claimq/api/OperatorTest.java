@@ -37,20 +37,24 @@ class OperatorTest extends AsAdmin {
     String queue = uniqueQueue("spelled");
     enqueued(queue, "a", 1);
     enqueued(queue, "b", 2);
-    String issued =
-        given()
-            .queryParam("queue", queue)
-            .queryParam("limit", 1)
-            .get("/v1/items")
-            .then()
-            .statusCode(200)
-            .extract()
-            .path("nextCursor");
+    String issued = firstPageCursor(queue);
     String page = "/v1/items?queue=" + queue + "&cursor=";
     given().urlEncodingEnabled(false).get(page + issued).then().statusCode(200);
 
     problem(given().urlEncodingEnabled(false).get(page + issued + "%3D"), 400, "invalid-request")
         .body("errors[0].field", equalTo("cursor"));
+  }
+
+  /** The cursor after the first item of the queue's listing. */
+  private static String firstPageCursor(String queue) {
+    return given()
+        .queryParam("queue", queue)
+        .queryParam("limit", 1)
+        .get("/v1/items")
+        .then()
+        .statusCode(200)
+        .extract()
+        .path("nextCursor");
   }
 
   @Test
@@ -59,15 +63,7 @@ class OperatorTest extends AsAdmin {
     for (String key : List.of("a", "b", "c")) {
       enqueued(queue, key, 1);
     }
-    String cursor =
-        given()
-            .queryParam("queue", queue)
-            .queryParam("limit", 1)
-            .get("/v1/items")
-            .then()
-            .statusCode(200)
-            .extract()
-            .path("nextCursor");
+    String cursor = firstPageCursor(queue);
     // Read below the newest item of the queue, "state=done" found none, and said so silently.
     for (Map<String, String> other :
         List.of(
