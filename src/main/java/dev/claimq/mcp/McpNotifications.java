@@ -78,7 +78,8 @@ public class McpNotifications {
       return;
     }
     if (kept.size() < body.size()) {
-      // The messages kept, as sent: tools read their arguments from these very bytes.
+      // The messages kept, as sent, for the extension to read (tools find their arguments by
+      // id in the tree McpEnvelope read, which still holds them all).
       context.setBody(Buffer.buffer(only(context.body().buffer().getBytes(), kept)));
     }
     context.next();

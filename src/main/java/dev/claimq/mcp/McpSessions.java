@@ -1,6 +1,5 @@
 package dev.claimq.mcp;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.quarkiverse.mcp.server.runtime.ConnectionManager;
 import io.quarkus.security.identity.SecurityIdentity;
 import io.quarkus.vertx.http.runtime.security.QuarkusHttpUser;
@@ -92,7 +91,9 @@ public class McpSessions {
     }
     String session = context.request().getHeader(McpTransportFailures.SESSION_HEADER);
     if (session == null) {
-      if (initializes(context) && !opening(context, key)) {
+      // The extension opens a session for a POST without one, whatever it holds (an
+      // initialize, alone or in a batch): each such POST counts against the key's bound.
+      if (context.request().method() == HttpMethod.POST && !opening(context, key)) {
         return;
       }
       context.next();
@@ -114,14 +115,6 @@ public class McpSessions {
           });
     }
     context.next();
-  }
-
-  /** Whether the request opens a session: a POST of an initialize, as McpEnvelope read it. */
-  private static boolean initializes(RoutingContext context) {
-    JsonNode message = context.get(McpEnvelope.MESSAGE);
-    return context.request().method() == HttpMethod.POST
-        && message != null
-        && "initialize".equals(message.path("method").asText(null));
   }
 
   /**
@@ -169,7 +162,14 @@ public class McpSessions {
                 sessions,
                 context.response().headers().get(McpTransportFailures.SESSION_HEADER),
                 settled));
-    context.addEndHandler(ended -> settle(key, sessions, null, settled));
+    // A request whose connection closed before its answer went out may still have opened one.
+    context.addEndHandler(
+        ended ->
+            settle(
+                key,
+                sessions,
+                context.response().headers().get(McpTransportFailures.SESSION_HEADER),
+                settled));
     return true;
   }
 
