@@ -10,6 +10,7 @@ import jakarta.validation.Payload;
 import java.lang.annotation.Documented;
 import java.lang.annotation.Retention;
 import java.lang.annotation.Target;
+import org.hibernate.validator.constraintvalidation.HibernateConstraintValidatorContext;
 
 /** The first retry's delay is no longer than the longest delay between attempts. */
 @Documented
@@ -17,9 +18,8 @@ import java.lang.annotation.Target;
 @Retention(RUNTIME)
 @Constraint(validatedBy = BaseWithinCap.Check.class)
 public @interface BaseWithinCap {
-  String message() default
-      "has a backoff-base longer than its backoff-cap: the first retry's delay must be within the"
-          + " longest";
+  /** Said with the two settings as they are, as {why}. */
+  String message() default "{why}";
 
   Class<?>[] groups() default {};
 
@@ -28,10 +28,24 @@ public @interface BaseWithinCap {
   final class Check implements ConstraintValidator<BaseWithinCap, ClaimqConfig.Retry> {
     @Override
     public boolean isValid(ClaimqConfig.Retry retry, ConstraintValidatorContext context) {
-      return retry == null
+      if (retry == null
           || retry.backoffBase() == null
           || retry.backoffCap() == null
-          || retry.backoffBase().compareTo(retry.backoffCap()) <= 0;
+          || retry.backoffBase().compareTo(retry.backoffCap()) <= 0) {
+        return true;
+      }
+      context
+          .unwrap(HibernateConstraintValidatorContext.class)
+          .addMessageParameter(
+              "why",
+              "has backoff-base "
+                  + retry.backoffBase().toSeconds()
+                  + " s, longer than backoff-cap "
+                  + retry.backoffCap().toSeconds()
+                  + " s (either may be the default): the first retry's delay must be within the"
+                  + " longest, so raise claimq.retry.backoff-cap or lower"
+                  + " claimq.retry.backoff-base");
+      return false;
     }
   }
 }

@@ -12,7 +12,7 @@ import java.lang.annotation.Documented;
 import java.lang.annotation.Retention;
 import java.lang.annotation.Target;
 import java.time.Duration;
-import java.util.Set;
+import java.util.List;
 
 /**
  * A setting read as a duration, or as one of the words that mean "never" (the scheduler's off and
@@ -39,19 +39,19 @@ public @interface Every {
   Class<? extends Payload>[] payload() default {};
 
   final class Check implements ConstraintValidator<Every, String> {
-    private Set<String> never;
+    private List<String> never;
     private boolean zero;
 
     @Override
     public void initialize(Every every) {
-      never = Set.of(every.never());
+      never = List.of(every.never());
       zero = every.zero();
     }
 
     @Override
     public boolean isValid(String value, ConstraintValidatorContext context) {
-      if (value == null || never.contains(value)) {
-        return true;
+      if (value == null || never.stream().anyMatch(value::equalsIgnoreCase)) {
+        return true; // in any case, as the scheduler reads off
       }
       Duration duration;
       try {

@@ -11,6 +11,7 @@ import java.lang.annotation.Documented;
 import java.lang.annotation.Retention;
 import java.lang.annotation.Target;
 import java.time.Duration;
+import org.hibernate.validator.constraintvalidation.HibernateConstraintValidatorContext;
 
 /**
  * A duration setting of whole seconds from min to max, as the API takes the same setting of a
@@ -25,7 +26,8 @@ public @interface Seconds {
 
   long max() default Long.MAX_VALUE;
 
-  String message() default "must be a whole number of seconds from {min} s to {max} s";
+  /** Said with the range, as {range}: "from 1 s to 43200 s", or "of 0 s or more". */
+  String message() default "must be a whole number of seconds {range}";
 
   Class<?>[] groups() default {};
 
@@ -43,8 +45,18 @@ public @interface Seconds {
 
     @Override
     public boolean isValid(Duration value, ConstraintValidatorContext context) {
-      return value == null
-          || (value.getNano() == 0 && value.getSeconds() >= min && value.getSeconds() <= max);
+      if (value == null
+          || (value.getNano() == 0 && value.getSeconds() >= min && value.getSeconds() <= max)) {
+        return true;
+      }
+      context
+          .unwrap(HibernateConstraintValidatorContext.class)
+          .addMessageParameter(
+              "range",
+              max == Long.MAX_VALUE
+                  ? "of " + min + " s or more"
+                  : "from " + min + " s to " + max + " s");
+      return false;
     }
   }
 }

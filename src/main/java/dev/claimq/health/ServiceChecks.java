@@ -58,7 +58,7 @@ class ServiceChecks {
     String interval = config.reaper().interval();
     return () -> {
       var check = HealthCheckResponse.named("lease-reaper");
-      if (interval.equals("off") || interval.equals("disabled")) {
+      if (MaintenanceSchedule.isOff(interval)) {
         return check.up().withData("reason", "off (claimq.reaper.interval)").build();
       }
       Optional<String> late =

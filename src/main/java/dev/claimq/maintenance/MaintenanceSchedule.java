@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import org.jboss.logging.Logger;
@@ -25,8 +24,12 @@ import org.jboss.logging.Logger;
  */
 @Singleton
 public class MaintenanceSchedule {
-  // The values Quarkus's own @Scheduled(every) takes for "never".
-  private static final Set<String> OFF = Set.of("off", "disabled");
+  /**
+   * Whether an interval means "never", in any case, as Quarkus's own @Scheduled(every) reads it.
+   */
+  public static boolean isOff(String interval) {
+    return interval.equalsIgnoreCase("off") || interval.equalsIgnoreCase("disabled");
+  }
 
   private final QueueMetrics metrics;
   private final Map<String, Instant> lastRuns = new ConcurrentHashMap<>();
@@ -62,7 +65,7 @@ public class MaintenanceSchedule {
 
   private void schedule(
       Scheduler scheduler, String name, String interval, String firstDelay, LongSupplier run) {
-    if (OFF.contains(interval)) {
+    if (isOff(interval)) {
       return;
     }
     Job job = new Job(name, run);

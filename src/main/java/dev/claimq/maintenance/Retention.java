@@ -26,7 +26,7 @@ public class Retention {
     this.config = config.retention();
     String keepKeys = this.config.keepKeys().strip();
     this.keepKeysSeconds =
-        keepKeys.equals("forever")
+        keepKeys.equalsIgnoreCase("forever")
             ? null
             : io.quarkus.runtime.configuration.DurationConverter.parseDuration(keepKeys)
                 .toSeconds();

@@ -78,6 +78,9 @@ class ClaimqConfigTest {
         "claimq.retention.keep-keys | 0s",
         "claimq.retention.keep-finished | 0s",
         "claimq.reaper.interval | off",
+        "claimq.reaper.interval | OFF",
+        "claimq.long-poll.fallback-interval | Disabled",
+        "claimq.retention.keep-keys | FOREVER",
         "claimq.reaper.interval | 500ms",
         "claimq.metrics.sample-interval | PT10S",
         "claimq.schema | claimq_2",
@@ -105,8 +108,12 @@ class ClaimqConfigTest {
             + " than or equal to 100",
         "claimq.retry.backoff-base | 0s | claimq.retry.backoff-base must be a whole number of"
             + " seconds from 1 s to 86400 s",
-        "claimq.retry.backoff-base | 2h | claimq.retry has a backoff-base longer than its"
-            + " backoff-cap",
+        "claimq.retry.backoff-base | 2h | claimq.retry has backoff-base 7200 s, longer than"
+            + " backoff-cap 3600 s (either may be the default): the first retry's delay must be"
+            + " within the longest, so raise claimq.retry.backoff-cap or lower"
+            + " claimq.retry.backoff-base",
+        "claimq.retention.keep-finished | -1s | claimq.retention.keep-finished must be a whole"
+            + " number of seconds of 0 s or more",
         "claimq.retry.crash-loop-after | 0 | claimq.retry.crash-loop-after must be greater than or"
             + " equal to 1",
         "claimq.lease.max-releases | -1 | claimq.lease.max-releases must be greater than or equal"
