@@ -408,6 +408,12 @@ final class Params {
                 + " nextCursor from the previous page of this same listing, or no cursor for its"
                 + " first page.");
       }
+      if (EARLIER_CURSOR.matcher(decoded).matches() && encoded(decoded).equals(cursor)) {
+        throw new BadRequestException(
+            "cursor",
+            "cursor was issued by an earlier version of claimq, whose cursors did not say which"
+                + " listing they belong to: start again from the first page (no cursor).");
+      }
     } catch (IllegalArgumentException notBase64) {
       // answered below
     }
@@ -418,6 +424,10 @@ final class Params {
   /** What a cursor says, decoded: the id its page ended above, and its listing's fingerprint. */
   private static final Pattern ISSUED_CURSOR =
       Pattern.compile("^" + CURSOR_PREFIX + "([1-9][0-9]{0,17})\\.([0-9a-f]{8})$");
+
+  /** A cursor as claimq issued it before cursors named their listing. */
+  private static final Pattern EARLIER_CURSOR =
+      Pattern.compile("^" + CURSOR_PREFIX + "[1-9][0-9]{0,17}$");
 
   private static String encoded(String text) {
     return Base64.getUrlEncoder()

@@ -84,6 +84,16 @@ class OperatorTest extends AsAdmin {
         .then()
         .statusCode(200)
         .body("items.size()", equalTo(2));
+    // One issued before cursors named their listing ("before:N"): said so, once, at an upgrade.
+    String earlier =
+        java.util.Base64.getUrlEncoder()
+            .withoutPadding()
+            .encodeToString("before:5".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    problem(
+            given().queryParam("queue", queue).queryParam("cursor", earlier).get("/v1/items"),
+            400,
+            "invalid-request")
+        .body("detail", startsWith("cursor was issued by an earlier version of claimq"));
   }
 
   @Test
