@@ -1,6 +1,5 @@
 package dev.claimq.config;
 
-import dev.claimq.security.UsableKeys;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
@@ -89,7 +88,7 @@ public interface ClaimqConfig {
     String sampleInterval();
   }
 
-  @UsableKeys
+  @KeysWhenEnabled
   interface Auth {
     /** Off only where the network itself keeps strangers out; the log says so loudly. */
     @WithDefault("true")

@@ -536,6 +536,7 @@ class ConcurrentGateMixTest extends AsAdmin {
     private final McpSyncClient client;
     private final Random random;
     private String cursor;
+    private String cursorState;
 
     Agent(
         String queue,
@@ -587,15 +588,20 @@ class ConcurrentGateMixTest extends AsAdmin {
         }
       } else {
         Map<String, Object> arguments = new LinkedHashMap<>();
-        if (random.nextBoolean()) {
-          arguments.put("state", List.copyOf(STATES).get(random.nextInt(STATES.size())));
-        }
-        arguments.put("limit", 1 + random.nextInt(20));
+        String state =
+            random.nextBoolean() ? List.copyOf(STATES).get(random.nextInt(STATES.size())) : null;
         if (cursor != null && random.nextBoolean()) {
+          // The next page of the listing the cursor came from: the same state (another is 400).
+          state = cursorState;
           arguments.put("cursor", cursor);
         }
+        if (state != null) {
+          arguments.put("state", state);
+        }
+        arguments.put("limit", 1 + random.nextInt(20));
         Map<String, Object> answer = call("list_my_work", arguments, Set.of());
         cursor = answer == null ? null : (String) answer.get("nextCursor");
+        cursorState = state;
       }
     }
 

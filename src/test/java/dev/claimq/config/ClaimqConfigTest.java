@@ -133,9 +133,6 @@ class ClaimqConfigTest {
             + " duration",
         "claimq.schema | Claimq | claimq.schema must be a PostgreSQL name in lower case",
         "claimq.schema | claimq-1 | claimq.schema must be a PostgreSQL name in lower case",
-        "claimq.auth.keys | ops:root:*:7eee78659ab50d4dd820f4242709d188809ca0249506edf83d70022973d5e2ca"
-            + " | claimq.auth has a key entry that cannot be read: ",
-        "claimq.auth.keys | ops:operator:*:abc | claimq.auth has a key entry that cannot be read: ",
       })
   void a_value_out_of_range_stops_the_start_naming_the_setting(
       String name, String value, String why) {
