@@ -152,24 +152,18 @@ public class McpSessions {
               + " minutes ends by itself.");
       return false;
     }
-    // Settled once: by the answer's headers, which name the new session, or by the end of a
-    // request that never got that far (its connection closed).
+    // Settled once, with the session the answer names: as its headers go out, or at the end of a
+    // request that never got that far (its connection closed), which may still have opened one.
     AtomicBoolean settled = new AtomicBoolean();
-    context.addHeadersEndHandler(
-        ended ->
+    Runnable settle =
+        () ->
             settle(
                 key,
                 sessions,
                 context.response().headers().get(McpTransportFailures.SESSION_HEADER),
-                settled));
-    // A request whose connection closed before its answer went out may still have opened one.
-    context.addEndHandler(
-        ended ->
-            settle(
-                key,
-                sessions,
-                context.response().headers().get(McpTransportFailures.SESSION_HEADER),
-                settled));
+                settled);
+    context.addHeadersEndHandler(ended -> settle.run());
+    context.addEndHandler(ended -> settle.run());
     return true;
   }
 
