@@ -3,6 +3,7 @@ package dev.claimq;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.nullValue;
 
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
@@ -126,6 +127,8 @@ public final class Api {
             "type",
             equalTo(type.startsWith("about:") ? type : "https://claimq.dev/problems/" + type))
         .body("title", notNullValue())
-        .body("detail", notNullValue());
+        .body("detail", notNullValue())
+        // Only a 503 asks the client to wait: a refusal of the request itself would only repeat.
+        .header("Retry-After", status == 503 ? equalTo("1") : nullValue());
   }
 }

@@ -44,6 +44,9 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 public class ProblemMappers {
   private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
+  /** What every 503 tells a client to wait before it asks again: the least, not a promise. */
+  static final String RETRY_AFTER_SECONDS = "1";
+
   /**
    * The problem the API would answer for this exception, for a transport that is not REST (the MCP
    * tools), chosen as the mappers below are chosen for REST, and logged as they log it: a client's
@@ -506,10 +509,16 @@ public class ProblemMappers {
     if (status < 500) {
       LOG.debugf("%d %s: %s", status, title, LogText.oneLine(detail));
     }
-    return RestResponse.ResponseBuilder.<Problem>create(status)
-        .entity(Problem.of(status, slug, title, detail, errors))
-        .type(Problem.MEDIA_TYPE)
-        .build();
+    RestResponse.ResponseBuilder<Problem> answer =
+        RestResponse.ResponseBuilder.<Problem>create(status)
+            .entity(Problem.of(status, slug, title, detail, errors))
+            .type(Problem.MEDIA_TYPE);
+    if (status == 503) {
+      // Every 503 is over in moments or never for this instance; a client's retry policy that
+      // reads the header (most generated clients') waits a second, then backs off as it would.
+      answer.header("Retry-After", RETRY_AFTER_SECONDS);
+    }
+    return answer.build();
   }
 
   /**

@@ -81,6 +81,7 @@ class StoppingTest extends AsAdmin {
         new Response[] {claim.get(5, TimeUnit.SECONDS), batch.get(5, TimeUnit.SECONDS)}) {
       assertThat(answer.statusCode()).as(answer.asString()).isEqualTo(503);
       assertThat(answer.contentType()).startsWith("application/problem+json");
+      assertThat(answer.header("Retry-After")).isEqualTo("1");
       assertThat(answer.<String>path("type")).isEqualTo("https://claimq.dev/problems/stopping");
       assertThat(answer.<String>path("detail"))
           .contains("is stopping")
