@@ -18,6 +18,11 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
@@ -337,6 +342,48 @@ class McpSessionTest {
       assertThat(send(ELSEWHERE, opened.remove(0), "DELETE").statusCode()).isEqualTo(200);
       opened.add(open(ELSEWHERE));
     } finally {
+      for (String session : opened) {
+        send(ELSEWHERE, session, "DELETE");
+      }
+    }
+  }
+
+  @Test
+  void initializes_racing_for_the_last_10_places_open_exactly_10_sessions() throws Exception {
+    List<String> opened = new ArrayList<>();
+    ExecutorService threads = Executors.newFixedThreadPool(40);
+    try {
+      for (int n = sessions.open("test-elsewhere");
+          n < McpSessions.MAX_SESSIONS_PER_KEY - 10;
+          n++) {
+        opened.add(open(ELSEWHERE));
+      }
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<HttpResponse<String>>> racing = new ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        racing.add(
+            threads.submit(
+                () -> {
+                  go.await();
+                  return post(ELSEWHERE, null, INITIALIZE);
+                }));
+      }
+      go.countDown();
+      int refused = 0;
+      for (Future<HttpResponse<String>> answer : racing) {
+        HttpResponse<String> response = answer.get(30, TimeUnit.SECONDS);
+        if (response.statusCode() == 200) {
+          opened.add(response.headers().firstValue("Mcp-Session-Id").orElseThrow());
+        } else {
+          assertThat(response.statusCode()).as(response.body()).isEqualTo(429);
+          refused++;
+        }
+      }
+      assertThat(refused).isEqualTo(30);
+      assertThat(opened).hasSize(100).doesNotHaveDuplicates();
+      assertThat(sessions.open("test-elsewhere")).isEqualTo(100);
+    } finally {
+      threads.shutdownNow();
       for (String session : opened) {
         send(ELSEWHERE, session, "DELETE");
       }
