@@ -1,15 +1,14 @@
 package dev.claimq.health;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.config.Intervals;
 import dev.claimq.longpoll.ClaimableListener;
 import dev.claimq.maintenance.MaintenanceSchedule;
 import dev.claimq.store.ItemRepository;
-import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.health.api.Wellness;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -28,7 +27,6 @@ import org.flywaydb.core.api.MigrationInfoService;
  */
 @ApplicationScoped
 class ServiceChecks {
-  private final Instant started = Instant.now();
 
   @Produces
   @Liveness
@@ -55,26 +53,21 @@ class ServiceChecks {
   @Produces
   @Wellness
   HealthCheck reaper(MaintenanceSchedule schedule, ClaimqConfig config) {
-    String interval = config.reaper().interval();
+    Optional<Duration> interval = Intervals.of(config.reaper().interval());
     return () -> {
       var check = HealthCheckResponse.named("lease-reaper");
-      if (MaintenanceSchedule.isOff(interval)) {
+      if (interval.isEmpty()) {
         return check.up().withData("reason", "off (claimq.reaper.interval)").build();
       }
-      Optional<String> late =
-          reaperLate(
-              schedule.lastRun(MaintenanceSchedule.REAPER),
-              started,
-              DurationConverter.parseDuration(interval),
-              Instant.now());
+      Optional<Duration> sinceLastRun = schedule.sinceLastRun(MaintenanceSchedule.REAPER);
+      Optional<String> late = reaperLate(sinceLastRun, schedule.sinceStart(), interval.get());
       return check
           .status(late.isEmpty())
           .withData(
               "reason",
               late.orElse(
-                  schedule
-                      .lastRun(MaintenanceSchedule.REAPER)
-                      .map(at -> "ran at " + at)
+                  sinceLastRun
+                      .map(since -> "ran " + seconds(since) + " ago")
                       .orElse("not run yet: just started")))
           .build();
     };
@@ -82,19 +75,25 @@ class ServiceChecks {
 
   /**
    * Why the reaper counts as late (no run within 3 intervals of its last run, or of the start), or
-   * empty while it is not.
+   * empty while it is not. Both times are the JVM's monotonic clock's, which no clock step moves.
    */
   static Optional<String> reaperLate(
-      Optional<Instant> lastRun, Instant started, Duration interval, Instant now) {
-    Instant since = lastRun.orElse(started);
-    if (Duration.between(since, now).compareTo(interval.multipliedBy(3)) <= 0) {
+      Optional<Duration> sinceLastRun, Duration sinceStart, Duration interval) {
+    Duration since = sinceLastRun.orElse(sinceStart);
+    if (since.compareTo(interval.multipliedBy(3)) <= 0) {
       return Optional.empty();
     }
     return Optional.of(
-        (lastRun.isPresent() ? "last ran at " + since : "has not run since the start at " + since)
-            + ", over 3 intervals of "
-            + interval.toSeconds()
-            + " s ago: expired claims are not being released");
+        (sinceLastRun.isPresent() ? "last ran " : "has not run since the start, ")
+            + seconds(since)
+            + " ago, over 3 intervals of "
+            + seconds(interval)
+            + ": expired claims are not being released");
+  }
+
+  /** A duration as seconds to the millisecond: "1.250 s". */
+  private static String seconds(Duration duration) {
+    return String.format(java.util.Locale.ROOT, "%.3f s", duration.toMillis() / 1000.0);
   }
 
   /**

@@ -1,11 +1,11 @@
 package dev.claimq.longpoll;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.config.Intervals;
 import dev.claimq.queue.ClaimTokens;
 import dev.claimq.queue.ItemsEnqueued;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.quarkus.scheduler.Scheduled;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.sql.Connection;
@@ -63,9 +63,11 @@ public class ClaimableListener {
   private final String url;
   private final Properties credentials = new Properties();
   private final String channel;
+  private final java.util.Optional<java.time.Duration> fallbackInterval;
   private final java.util.Set<String> toAnnounce =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final AtomicBoolean announceScheduled = new AtomicBoolean();
+  // Sends the announcements, and runs the fallback poll.
   private final ScheduledExecutorService announcer =
       Executors.newSingleThreadScheduledExecutor(
           task -> {
@@ -99,6 +101,7 @@ public class ClaimableListener {
     username.ifPresent(user -> credentials.setProperty("user", user));
     password.ifPresent(secret -> credentials.setProperty("password", secret));
     this.channel = "claimq." + config.schema();
+    this.fallbackInterval = Intervals.of(config.longPoll().fallbackInterval());
     credentials.setProperty("connectTimeout", TIMEOUT_SECONDS);
     credentials.setProperty("socketTimeout", TIMEOUT_SECONDS);
     credentials.setProperty("tcpKeepAlive", "true");
@@ -107,6 +110,11 @@ public class ClaimableListener {
 
   void start(@Observes StartupEvent event) {
     running = true;
+    // On the executor's monotonic clock: a wall clock stepped back would stop the fallback.
+    fallbackInterval.ifPresent(
+        every ->
+            announcer.scheduleWithFixedDelay(
+                waiters::wakeOneOfEach, every.toNanos(), every.toNanos(), TimeUnit.NANOSECONDS));
     thread = new Thread(this::listen, "claimq-claimable-listener");
     thread.setDaemon(true);
     thread.start();
@@ -139,16 +147,6 @@ public class ClaimableListener {
         announceScheduled.set(false);
       }
     }
-  }
-
-  @Scheduled(
-      identity = "long-poll-fallback",
-      every = "${claimq.long-poll.fallback-interval}",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
-      // a run while the application stops finds the container gone: an ERROR for nothing
-      skipExecutionIf = Scheduled.ApplicationNotRunning.class)
-  void fallbackPoll() {
-    waiters.wakeOneOfEach();
   }
 
   private void listen() {

@@ -1,18 +1,20 @@
 package dev.claimq.maintenance;
 
 import dev.claimq.config.ClaimqConfig;
+import dev.claimq.config.Intervals;
 import dev.claimq.store.DatabaseErrors;
 import dev.claimq.telemetry.QueueMetrics;
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.quarkus.scheduler.Scheduled;
-import io.quarkus.scheduler.Scheduler;
+import io.quarkus.runtime.configuration.DurationConverter;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.jboss.logging.Logger;
 
@@ -21,18 +23,33 @@ import org.jboss.logging.Logger;
  * statements make concurrent runs safe), one run at a time, never while the service starts or stops
  * (the connection pool may be closed), and a database outage is one warning when it starts and one
  * line when it ends, not a stack trace every run. The jobs themselves only say what one run does.
+ *
+ * <p>Intervals are counted on the JVM's monotonic clock, as is the time since a job last ran: a
+ * scheduler that compares wall-clock times stops every job for as long as the clock is stepped back
+ * (NTP, a restored VM), and a watch on the wall clock sees nothing wrong meanwhile.
  */
 @Singleton
 public class MaintenanceSchedule {
-  /**
-   * Whether an interval means "never", in any case, as Quarkus's own @Scheduled(every) reads it.
-   */
-  public static boolean isOff(String interval) {
-    return interval.equalsIgnoreCase("off") || interval.equalsIgnoreCase("disabled");
-  }
+  private static final Logger LOG = Logger.getLogger(MaintenanceSchedule.class);
+
+  /** The job whose runs health watches: without it, expired claims are never released. */
+  public static final String REAPER = "reaper";
 
   private final QueueMetrics metrics;
-  private final Map<String, Instant> lastRuns = new ConcurrentHashMap<>();
+  private final long started = System.nanoTime();
+
+  /** When (System.nanoTime) each job last ran to the end on this instance. */
+  private final Map<String, Long> lastRuns = new ConcurrentHashMap<>();
+
+  /** A thread for each job, so that a long retention run never holds the reaper back. */
+  private final ScheduledThreadPoolExecutor timer =
+      new ScheduledThreadPoolExecutor(
+          4,
+          runnable -> {
+            Thread thread = new Thread(runnable, "claimq-maintenance");
+            thread.setDaemon(true);
+            return thread;
+          });
 
   MaintenanceSchedule(QueueMetrics metrics) {
     this.metrics = metrics;
@@ -40,49 +57,57 @@ public class MaintenanceSchedule {
 
   void start(
       @Observes StartupEvent started,
-      Scheduler scheduler,
       ClaimqConfig config,
       LeaseReaper reaper,
       Retention retention,
       Vacuum vacuum,
       QueueSampler sampler) {
-    schedule(scheduler, REAPER, config.reaper().interval(), "0s", reaper::releaseExpiredLeases);
-    schedule(scheduler, "retention", config.retention().interval(), "10s", retention::prune);
+    schedule(REAPER, config.reaper().interval(), "0s", reaper::releaseExpiredLeases);
+    schedule("retention", config.retention().interval(), "10s", retention::prune);
     if (config.vacuum().enabled()) {
       String interval = config.vacuum().interval();
-      schedule(scheduler, "vacuum", interval, interval, vacuum::vacuumIfNeeded);
+      schedule("vacuum", interval, interval, vacuum::vacuumIfNeeded);
     }
-    schedule(scheduler, "sampler", config.metrics().sampleInterval(), "0s", sampler::sample);
+    schedule("sampler", config.metrics().sampleInterval(), "0s", sampler::sample);
   }
 
-  /** The job whose runs health watches: without it, expired claims are never released. */
-  public static final String REAPER = "reaper";
-
-  /** When the job last ran to the end on this instance; empty before its first run. */
-  public Optional<Instant> lastRun(String job) {
-    return Optional.ofNullable(lastRuns.get(job));
+  /** No run starts once the service stops; one under way may end (a statement ends within 4 s). */
+  void stop(@Observes ShutdownEvent stopping) throws InterruptedException {
+    timer.shutdown();
+    if (!timer.awaitTermination(10, TimeUnit.SECONDS)) {
+      LOG.warn("a background job was still running as the service stopped");
+    }
   }
 
-  private void schedule(
-      Scheduler scheduler, String name, String interval, String firstDelay, LongSupplier run) {
-    if (isOff(interval)) {
+  /** How long ago the job last ran to the end on this instance; empty before its first run. */
+  public Optional<Duration> sinceLastRun(String job) {
+    Long at = lastRuns.get(job);
+    return at == null ? Optional.empty() : Optional.of(Duration.ofNanos(System.nanoTime() - at));
+  }
+
+  /** How long ago this instance scheduled its jobs. */
+  public Duration sinceStart() {
+    return Duration.ofNanos(System.nanoTime() - started);
+  }
+
+  private void schedule(String name, String interval, String firstDelay, LongSupplier run) {
+    Optional<Duration> every = Intervals.of(interval);
+    if (every.isEmpty()) {
       return;
     }
     Job job = new Job(name, run);
-    scheduler
-        .newJob(name)
-        .setInterval(interval)
-        .setDelayed(firstDelay)
-        .setConcurrentExecution(Scheduled.ConcurrentExecution.SKIP)
-        .setSkipPredicate(Scheduled.ApplicationNotRunning.class)
-        .setTask(execution -> job.run())
-        .schedule();
+    metrics.maintenanceScheduled(
+        name, () -> sinceLastRun(name).orElseGet(this::sinceStart).toNanos() / 1e9);
+    // A fixed delay: a run that overran its interval is followed by the next one, not a burst.
+    timer.scheduleWithFixedDelay(
+        job::run,
+        DurationConverter.parseDuration(firstDelay).toNanos(),
+        every.get().toNanos(),
+        TimeUnit.NANOSECONDS);
   }
 
   /** One job's runs, and whether the last one found the database away. */
   private final class Job {
-    private static final Logger LOG = Logger.getLogger(MaintenanceSchedule.class);
-
     private final String name;
     private final LongSupplier body;
     private volatile boolean databaseAway;
@@ -92,12 +117,14 @@ public class MaintenanceSchedule {
       this.body = body;
     }
 
+    /** Never throws: an executor runs a task that threw never again. */
     void run() {
       try {
         long start = System.nanoTime();
         long rows = body.getAsLong();
-        metrics.maintenanceRan(name, Duration.ofNanos(System.nanoTime() - start), rows);
-        lastRuns.put(name, Instant.now());
+        long end = System.nanoTime();
+        metrics.maintenanceRan(name, Duration.ofNanos(end - start), rows);
+        lastRuns.put(name, end);
         if (databaseAway) {
           databaseAway = false;
           LOG.infof("%s: the database is back", name);
@@ -109,6 +136,8 @@ public class MaintenanceSchedule {
           databaseAway = true;
           LOG.warnf("%s: the database cannot be reached; retrying until it can", name);
         }
+      } catch (Error e) {
+        LOG.errorf(e, "%s failed", name);
       }
     }
   }

@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * claimq's flow meters: what happened to work, per queue. The queue is the one free label, and a
@@ -33,7 +32,6 @@ public class QueueMetrics {
   private final int maxQueues;
   private final Set<String> named = ConcurrentHashMap.newKeySet();
   private final Set<String> folded = ConcurrentHashMap.newKeySet(); // queues labelled _other
-  private final Map<String, AtomicLong> lastRuns = new ConcurrentHashMap<>();
 
   // The meters of the request path, kept once registered: building a meter's id and looking it up
   // in the registry on every claim and complete was 1.6% of the drain's CPU (docs/profile.md).
@@ -205,8 +203,28 @@ public class QueueMetrics {
   }
 
   /**
-   * One run of a background task: how long it took, the rows it changed, and when it ended. The
-   * label is "task", not "job": Prometheus keeps "job" for its own scrape jobs.
+   * A background task's age: seconds since it last ran to the end on this instance (since the
+   * instance started, before its first run), read from the JVM's monotonic clock as it is scraped.
+   * Not a timestamp: compared with Prometheus's clock, a timestamp from a clock set wrong would
+   * raise an alert for ever, or hide a stalled task.
+   */
+  public void maintenanceScheduled(String task, java.util.function.DoubleSupplier secondsSinceRun) {
+    io.micrometer.core.instrument.Gauge.builder(
+            "claimq.maintenance.since.last.run",
+            secondsSinceRun,
+            java.util.function.DoubleSupplier::getAsDouble)
+        .strongReference(true) // the supplier is held by nothing else
+        .description(
+            "Seconds since the background task last ran to the end (since the start, before its"
+                + " first run)")
+        .baseUnit("seconds")
+        .tag("task", task)
+        .register(registry);
+  }
+
+  /**
+   * One run of a background task: how long it took, and the rows it changed. The label is "task",
+   * not "job": Prometheus keeps "job" for its own scrape jobs.
    */
   public void maintenanceRan(String task, Duration took, long rows) {
     Timer.builder("claimq.maintenance.run")
@@ -215,19 +233,6 @@ public class QueueMetrics {
         .register(registry)
         .record(took);
     counter("claimq.maintenance.rows").tag("task", task).register(registry).increment(rows);
-    lastRuns
-        .computeIfAbsent(
-            task,
-            name -> {
-              AtomicLong at = new AtomicLong();
-              io.micrometer.core.instrument.Gauge.builder(
-                      "claimq.maintenance.last.run.timestamp.seconds", at, AtomicLong::get)
-                  .description("When the background task last ran to the end (Unix seconds)")
-                  .tag("task", name)
-                  .register(registry);
-              return at;
-            })
-        .set(System.currentTimeMillis() / 1000);
   }
 
   private void processing(String queue, Duration held) {

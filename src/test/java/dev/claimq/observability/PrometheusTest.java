@@ -133,7 +133,7 @@ class PrometheusTest extends AsAdmin {
     JsonNode result =
         await(
             "the reaper's last run in Prometheus",
-            () -> query("claimq_maintenance_last_run_timestamp_seconds{task=\"reaper\"}"),
+            () -> query("claimq_maintenance_since_last_run_seconds{task=\"reaper\"}"),
             hasResult());
     assertThat(result.path(0).path("metric").path("job").asText()).isEqualTo(SCRAPE_JOB);
   }
