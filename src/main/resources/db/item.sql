@@ -1242,7 +1242,8 @@ SELECT * FROM queue_action WHERE queue = :queue ORDER BY id;
 -- Retention: finished items past their keep time become tombstones, a batch at a time. The row
 -- keeps its key, so the unique constraint goes on deciding enqueues of it; the payload gives way
 -- to its SHA-256 (of jsonb's text, so key order and white space do not matter), and the attempts
--- and actions go. SKIP LOCKED so several instances prune side by side.
+-- and actions go. SKIP LOCKED so several instances prune side by side. item_prunable holds only
+-- the rows still to prune, so no batch walks past the tombstones (LargeTableTest).
 WITH picked AS MATERIALIZED (
   SELECT id FROM item
   WHERE state IN ('done', 'cancelled') AND pruned_at IS NULL
@@ -1289,8 +1290,9 @@ SELECT id, queue FROM item WHERE id = ANY (CAST(:ids AS bigint[]));
 -- paused. An item is due from its run_at, or from its enqueue when run_at was earlier (an agent
 -- may name a time long past). Only the live states are read, each through its own index
 -- (item_held, item_claimable, item_lease_expiry, item_state_newest), so the cost follows the
--- live items and never the done, cancelled and pruned rows, however many the table holds. A
--- queue with a policy and no live items is listed.
+-- live items and never the done, cancelled and pruned rows, however many the table holds; the
+-- pending items, the many, from item_claimable alone (LargeTableTest). A queue with a policy and
+-- no live items is listed.
 WITH live AS (
   SELECT queue, 0 AS held, count(*) AS pending, 0 AS sending, 0 AS failed,
          min(greatest(run_at, created_at)) FILTER (WHERE run_at <= now()) AS oldest_due,
