@@ -10,7 +10,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -100,7 +99,7 @@ class LargeTableTest {
                 statement.getConnection().setAutoCommit(true);
               }
             });
-    List<JsonNode> scans = scansOfItem(plan);
+    List<JsonNode> scans = PlanScans.of(plan, "item");
     assertThat(scans)
         .as("the scan that picks the batch")
         .anySatisfy(scan -> assertThat(scan.path("Index Name").asText()).isEqualTo("item_prunable"))
@@ -122,7 +121,7 @@ class LargeTableTest {
                 return new ObjectMapper().readTree(rows.getString(1));
               }
             });
-    List<JsonNode> scans = scansOfItem(plan);
+    List<JsonNode> scans = PlanScans.of(plan, "item");
     assertThat(scans)
         .extracting(scan -> scan.path("Node Type").asText())
         .doesNotContain("Seq Scan");
@@ -162,27 +161,5 @@ class LargeTableTest {
         connection.setSchema(before);
       }
     }
-  }
-
-  /** Every plan node that reads the item table. */
-  private static List<JsonNode> scansOfItem(JsonNode plan) {
-    List<JsonNode> scans = new ArrayList<>();
-    collect(plan, scans);
-    return scans;
-  }
-
-  private static void collect(JsonNode node, List<JsonNode> scans) {
-    if (node.isArray()) {
-      node.forEach(child -> collect(child, scans));
-      return;
-    }
-    if (node.has("Plan")) {
-      collect(node.get("Plan"), scans);
-      return;
-    }
-    if ("item".equals(node.path("Relation Name").asText())) {
-      scans.add(node);
-    }
-    node.path("Plans").forEach(child -> collect(child, scans));
   }
 }

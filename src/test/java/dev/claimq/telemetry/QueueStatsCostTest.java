@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.Api;
+import dev.claimq.store.PlanScans;
 import dev.claimq.store.Sql;
 import dev.claimq.store.SqlFile;
 import io.quarkus.test.junit.QuarkusTest;
@@ -57,7 +58,8 @@ class QueueStatsCostTest {
               statement.execute("ANALYZE item");
               try (ResultSet plan = statement.executeQuery("EXPLAIN (FORMAT JSON) " + sql)) {
                 plan.next();
-                collectScans(readTree(plan.getString(1)), scans);
+                PlanScans.of(readTree(plan.getString(1)), "item")
+                    .forEach(scan -> scans.add(scan.path("Node Type").asText()));
               }
             } finally {
               connection.rollback();
@@ -84,21 +86,5 @@ class QueueStatsCostTest {
     } catch (java.io.IOException e) {
       throw new SQLException("EXPLAIN gave no JSON: " + json, e);
     }
-  }
-
-  /** Every plan node that reads the item table, by node type. */
-  private static void collectScans(JsonNode node, List<String> scans) {
-    if (node.isArray()) {
-      node.forEach(child -> collectScans(child, scans));
-      return;
-    }
-    if (node.has("Plan")) {
-      collectScans(node.get("Plan"), scans);
-      return;
-    }
-    if ("item".equals(node.path("Relation Name").asText())) {
-      scans.add(node.path("Node Type").asText());
-    }
-    node.path("Plans").forEach(child -> collectScans(child, scans));
   }
 }
