@@ -31,15 +31,20 @@ final class Params {
   static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
 
   /**
-   * RFC 3339's date-time (section 5.6): seconds always, a fraction when wanted, an offset of hours
-   * and minutes or Z; T and Z in either case. OffsetDateTime.parse takes more (no seconds, an
-   * offset of hours alone or with seconds), which a client would see accepted here and refused by
-   * any other RFC 3339 reader.
+   * RFC 3339's date-time (section 5.6): a year of four digits, seconds always, a fraction when
+   * wanted, an offset of hours and minutes or Z; T and Z in either case. OffsetDateTime.parse takes
+   * more (no seconds, an offset of hours alone or with seconds), which a client would see accepted
+   * here and refused by any other RFC 3339 reader.
    */
   private static final DateTimeFormatter RFC_3339 =
       new DateTimeFormatterBuilder()
           .parseCaseInsensitive()
-          .append(DateTimeFormatter.ISO_LOCAL_DATE)
+          // Four digits, no sign: ISO_LOCAL_DATE's year takes +02026 as 2026, a rewrite.
+          .appendValue(ChronoField.YEAR, 4)
+          .appendLiteral('-')
+          .appendValue(ChronoField.MONTH_OF_YEAR, 2)
+          .appendLiteral('-')
+          .appendValue(ChronoField.DAY_OF_MONTH, 2)
           .appendLiteral('T')
           .appendValue(ChronoField.HOUR_OF_DAY, 2)
           .appendLiteral(':')
