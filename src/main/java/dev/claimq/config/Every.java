@@ -15,10 +15,10 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * A setting read as a duration, or as one of the words that mean "never" (the scheduler's off and
- * disabled, retention's forever): it is kept as text for those words, so the configuration cannot
- * check it as a duration, and a wrong one would be found only when first read, by a job that then
- * fails on every run, or never runs and is reported down.
+ * A setting read as a duration, or as one of the words that mean "never" (off and disabled, in any
+ * case, as {@link Intervals} reads them; retention's forever): it is kept as text for those words,
+ * so the configuration cannot check it as a duration, and a wrong one would be found only when
+ * first read, by a job that then fails on every run, or never runs and is reported down.
  */
 @Documented
 @Target(METHOD)
@@ -51,7 +51,7 @@ public @interface Every {
     @Override
     public boolean isValid(String value, ConstraintValidatorContext context) {
       if (value == null || never.stream().anyMatch(value::equalsIgnoreCase)) {
-        return true; // in any case, as the scheduler reads off
+        return true; // in any case, as Intervals reads off
       }
       Duration duration;
       try {

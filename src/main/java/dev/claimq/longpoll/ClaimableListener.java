@@ -114,7 +114,7 @@ public class ClaimableListener {
     fallbackInterval.ifPresent(
         every ->
             announcer.scheduleWithFixedDelay(
-                waiters::wakeOneOfEach, every.toNanos(), every.toNanos(), TimeUnit.NANOSECONDS));
+                this::fallbackPoll, every.toNanos(), every.toNanos(), TimeUnit.NANOSECONDS));
     thread = new Thread(this::listen, "claimq-claimable-listener");
     thread.setDaemon(true);
     thread.start();
@@ -130,6 +130,15 @@ public class ClaimableListener {
       say(connection, BYE); // the others stop announcing to this one now, not in 16 s
     } catch (SQLException | RuntimeException e) {
       LOG.debugf("could not say goodbye on %s: %s", channel, e.getMessage());
+    }
+  }
+
+  /** Never throws: an executor runs a task that threw never again. */
+  private void fallbackPoll() {
+    try {
+      waiters.wakeOneOfEach();
+    } catch (RuntimeException | Error e) {
+      LOG.error("the long-poll fallback failed; it runs again on its interval", e);
     }
   }
 

@@ -20,9 +20,10 @@ import org.jboss.logging.Logger;
 
 /**
  * The one skeleton the background jobs share. Every instance runs each job on its interval (their
- * statements make concurrent runs safe), one run at a time, never while the service starts or stops
- * (the connection pool may be closed), and a database outage is one warning when it starts and one
- * line when it ends, not a stack trace every run. The jobs themselves only say what one run does.
+ * statements make concurrent runs safe), one run at a time, from the start on and never once the
+ * service stops (the connection pool closes after), and a database outage is one warning when it
+ * starts and one line when it ends, not a stack trace every run. The jobs themselves only say what
+ * one run does.
  *
  * <p>Intervals are counted on the JVM's monotonic clock, as is the time since a job last ran: a
  * scheduler that compares wall-clock times stops every job for as long as the clock is stepped back
