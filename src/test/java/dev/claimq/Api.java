@@ -9,6 +9,8 @@ import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 import io.restassured.response.ValidatableResponse;
 import io.restassured.specification.RequestSpecification;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -19,6 +21,30 @@ public final class Api {
   /** A queue no other test (or earlier run) uses, so tests never see each other's items. */
   public static String uniqueQueue(String prefix) {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /**
+   * Every entry of GET /v1/queues, page after page: the queues other tests leave make more than one
+   * page, so a test looking for its own (or for its absence) reads them all.
+   */
+  public static List<Map<String, Object>> allQueues() {
+    List<Map<String, Object>> all = new ArrayList<>();
+    String cursor = null;
+    do {
+      RequestSpecification request = given().queryParam("limit", 500);
+      if (cursor != null) {
+        request.queryParam("cursor", cursor);
+      }
+      var page = request.get("/v1/queues").then().statusCode(200).extract().jsonPath();
+      all.addAll(page.getList("queues"));
+      cursor = page.getString("nextCursor");
+    } while (cursor != null);
+    return all;
+  }
+
+  /** The queue's entry of GET /v1/queues (found on whichever page has it), or null. */
+  public static Map<String, Object> queueEntry(String queue) {
+    return allQueues().stream().filter(q -> queue.equals(q.get("queue"))).findFirst().orElse(null);
   }
 
   public static RequestSpecification json() {

@@ -101,5 +101,8 @@ final class ApiExamples {
       {"queues": [{"queue": "emails",
         "counts": {"held": 0, "pending": 12, "sending": 2, "failed": 1}, "dueNextMinute": 4,
         "oldestDuePendingAgeSeconds": 3.2, "oldestHeldAgeSeconds": null, "paused": false,
-        "doneLastMinute": 640, "failedLastMinute": 3}]}""";
+        "doneLastMinute": 640, "failedLastMinute": 3}],
+       "nextCursor": null,
+       "totals": {"queues": 1,
+        "counts": {"held": 0, "pending": 12, "sending": 2, "failed": 1}}}""";
 }

@@ -27,6 +27,7 @@ final class Params {
   private static final Pattern ID = Pattern.compile("^[1-9][0-9]{0,17}$");
   private static final Pattern DIGITS = Pattern.compile("^[0-9]{1,9}$");
   private static final String CURSOR_PREFIX = "before:";
+  private static final String NAME_CURSOR_PREFIX = "after:";
   static final Instant EARLIEST = Instant.parse("1970-01-01T00:00:00Z");
   static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
 
@@ -399,36 +400,83 @@ final class Params {
     if (cursor == null) {
       return null;
     }
-    try {
-      String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+    String decoded = issuedText(cursor);
+    if (decoded != null) {
       java.util.regex.Matcher issued = ISSUED_CURSOR.matcher(decoded);
-      // Only the exact text this service issued: another spelling of it (padding, say) is not.
-      if (issued.matches() && encoded(decoded).equals(cursor)) {
-        if (issued.group(2).equals(fingerprint(listing))) {
-          return Long.parseLong(issued.group(1));
-        }
-        throw new BadRequestException(
-            "cursor",
-            "cursor was issued for another listing (other filters, or another key's items): pass"
-                + " nextCursor from the previous page of this same listing, or no cursor for its"
-                + " first page.");
+      if (issued.matches() && issued.group(2).equals(fingerprint(listing))) {
+        return Long.parseLong(issued.group(1));
       }
-      if (EARLIER_CURSOR.matcher(decoded).matches() && encoded(decoded).equals(cursor)) {
+      if (issued.matches() || NAME_CURSOR.matcher(decoded).matches()) {
+        throw anotherListing();
+      }
+      if (EARLIER_CURSOR.matcher(decoded).matches()) {
         throw new BadRequestException(
             "cursor",
             "cursor was issued by an earlier version of claimq, whose cursors did not say which"
                 + " listing they belong to: start again from the first page (no cursor).");
       }
-    } catch (IllegalArgumentException notBase64) {
-      // answered below
     }
-    throw new BadRequestException(
+    throw notIssued();
+  }
+
+  /**
+   * The cursor of a page of a listing by name (queues) that ends at lastName; like an id cursor, it
+   * names its listing by a fingerprint.
+   */
+  static String cursorAfter(String lastName, String listing) {
+    return encoded(NAME_CURSOR_PREFIX + lastName + "/" + fingerprint(listing));
+  }
+
+  /** The name a cursor of this listing by name points after; null for no cursor. */
+  static String afterName(String cursor, String listing) {
+    if (cursor == null) {
+      return null;
+    }
+    String decoded = issuedText(cursor);
+    if (decoded != null) {
+      java.util.regex.Matcher issued = NAME_CURSOR.matcher(decoded);
+      if (issued.matches() && issued.group(2).equals(fingerprint(listing))) {
+        return issued.group(1);
+      }
+      if (issued.matches()
+          || ISSUED_CURSOR.matcher(decoded).matches()
+          || EARLIER_CURSOR.matcher(decoded).matches()) {
+        throw anotherListing();
+      }
+    }
+    throw notIssued();
+  }
+
+  /** A cursor's text, if it is exactly as this service encodes (no padding, say); else null. */
+  private static String issuedText(String cursor) {
+    try {
+      String decoded = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+      return encoded(decoded).equals(cursor) ? decoded : null;
+    } catch (IllegalArgumentException notBase64) {
+      return null;
+    }
+  }
+
+  private static BadRequestException anotherListing() {
+    return new BadRequestException(
+        "cursor",
+        "cursor was issued for another listing (other filters, or another key's items): pass"
+            + " nextCursor from the previous page of this same listing, or no cursor for its"
+            + " first page.");
+  }
+
+  private static BadRequestException notIssued() {
+    return new BadRequestException(
         "cursor", "cursor is not one this service issued: pass nextCursor from a previous page.");
   }
 
   /** What a cursor says, decoded: the id its page ended above, and its listing's fingerprint. */
   private static final Pattern ISSUED_CURSOR =
       Pattern.compile("^" + CURSOR_PREFIX + "([1-9][0-9]{0,17})\\.([0-9a-f]{8})$");
+
+  /** What a cursor of a listing by name says: the name its page ended at, and the fingerprint. */
+  private static final Pattern NAME_CURSOR =
+      Pattern.compile("^" + NAME_CURSOR_PREFIX + "([a-z0-9][a-z0-9._-]{0,63})/([0-9a-f]{8})$");
 
   /** A cursor as claimq issued it before cursors named their listing. */
   private static final Pattern EARLIER_CURSOR =

@@ -20,6 +20,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
@@ -27,9 +28,11 @@ import jakarta.ws.rs.core.Response;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
@@ -48,6 +51,8 @@ import org.jboss.resteasy.reactive.RestResponse;
 @Produces(MediaType.APPLICATION_JSON)
 public class QueuesResource {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  static final int DEFAULT_QUEUE_PAGE = 100;
+  static final int MAX_QUEUE_PAGE = 500;
 
   private final Agents agents;
   private final EnqueueService enqueuer;
@@ -302,7 +307,8 @@ public class QueuesResource {
       operationId = "listQueues",
       summary = "Queues and their health",
       description =
-          "Every queue with live items, a policy or work in the last minute: live counts by state,"
+          "Every queue with live items, a policy or work in the last minute, by name, a page at a"
+              + " time (follow nextCursor), with totals over all of them: live counts by state,"
               + " how long the oldest due pending item has waited (a growing age means workers"
               + " are not keeping up), and the last minute's completes and fails. Done and"
               + " cancelled items are not counted; the cost follows the live items, not the"
@@ -310,15 +316,35 @@ public class QueuesResource {
               + " Any role may read it; a key limited to some queues, only theirs.")
   @APIResponse(
       responseCode = "200",
-      description = "One entry per queue, by name.",
+      description = "A page of queues, by name, and the totals of every queue in the listing.",
       content =
           @Content(
               schema = @Schema(implementation = Views.QueueList.class),
               examples = @ExampleObject(name = "queues", value = ApiExamples.QUEUES)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
-  public Views.QueueList queues() {
+  public Views.QueueList queues(
+      @Parameter(
+              description = "Queues per page, 1 to " + MAX_QUEUE_PAGE + ".",
+              schema =
+                  @Schema(
+                      type = SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "" + MAX_QUEUE_PAGE,
+                      defaultValue = "" + DEFAULT_QUEUE_PAGE))
+          @QueryParam("limit")
+          String limit,
+      @Parameter(
+              description =
+                  "nextCursor of the previous page, with the same key: another key's is refused"
+                      + " (400).")
+          @QueryParam("cursor")
+          String cursor) {
+    int pageSize = Params.limit(limit, DEFAULT_QUEUE_PAGE, MAX_QUEUE_PAGE);
+    // The listing is the key's: a cursor another key's page gave says nothing here.
+    String listing = "queues " + new TreeSet<>(guard.visible(null));
+    String after = Params.afterName(cursor, listing);
     Map<String, long[]> lastMinute = operators.throughput();
-    Map<String, QueueStats> byName = new TreeMap<>();
+    TreeMap<String, QueueStats> byName = new TreeMap<>();
     operators.queues().forEach(stats -> byName.put(stats.queue(), stats));
     // A queue drained within the last minute has no live items but has throughput to show.
     lastMinute
@@ -326,10 +352,18 @@ public class QueuesResource {
         .forEach(
             queue ->
                 byName.putIfAbsent(queue, new QueueStats(queue, 0, 0, 0, 0, 0, null, null, false)));
-    return new Views.QueueList(
-        byName.values().stream()
-            .filter(stats -> guard.mayUse(stats.queue()))
-            .map(stats -> Views.QueueView.of(stats, lastMinute.get(stats.queue())))
-            .toList());
+    byName.keySet().removeIf(queue -> !guard.mayUse(queue));
+    // Paged in memory: one statement reads every live queue's counts (its cost follows the live
+    // items, whatever the page), and the totals need them all; a page bounds the answer.
+    List<Views.QueueView> page = new ArrayList<>();
+    Iterator<QueueStats> rest =
+        (after == null ? byName : byName.tailMap(after, false)).values().iterator();
+    while (rest.hasNext() && page.size() < pageSize) {
+      QueueStats stats = rest.next();
+      page.add(Views.QueueView.of(stats, lastMinute.get(stats.queue())));
+    }
+    String nextCursor =
+        rest.hasNext() ? Params.cursorAfter(page.get(page.size() - 1).queue(), listing) : null;
+    return new Views.QueueList(page, nextCursor, Views.QueueTotals.of(byName.values()));
   }
 }

@@ -5,6 +5,7 @@ import dev.claimq.store.Attempt;
 import dev.claimq.store.ItemAction;
 import dev.claimq.store.QueueStats;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
@@ -279,8 +280,33 @@ public final class Views {
               examples = "5d41402abc4b2a76b9719d911017c592")
           String previewTag) {}
 
-  @Schema(name = "QueueList", requiredProperties = "queues")
-  public record QueueList(List<QueueView> queues) {}
+  @Schema(
+      name = "QueueList",
+      requiredProperties = {"queues", "nextCursor", "totals"})
+  public record QueueList(
+      @Schema(description = "This page's queues, by name.") List<QueueView> queues,
+      @Schema(
+              description = "Pass as cursor for the next page; null on the last page.",
+              nullable = true)
+          String nextCursor,
+      QueueTotals totals) {}
+
+  @Schema(
+      name = "QueueTotals",
+      description = "Every queue of the listing, on every page: how many, and their live counts.",
+      requiredProperties = {"queues", "counts"})
+  public record QueueTotals(long queues, StateCounts counts) {
+
+    static QueueTotals of(Collection<QueueStats> all) {
+      return new QueueTotals(
+          all.size(),
+          new StateCounts(
+              all.stream().mapToLong(QueueStats::held).sum(),
+              all.stream().mapToLong(QueueStats::pending).sum(),
+              all.stream().mapToLong(QueueStats::sending).sum(),
+              all.stream().mapToLong(QueueStats::failed).sum()));
+    }
+  }
 
   @Schema(
       name = "QueueAction",

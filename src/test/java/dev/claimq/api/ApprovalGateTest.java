@@ -9,6 +9,7 @@ import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
+import static dev.claimq.Api.queueEntry;
 import static dev.claimq.Api.retry;
 import static dev.claimq.Api.uniqueQueue;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -358,17 +359,6 @@ class ApprovalGateTest extends AsAdmin {
         .statusCode(200)
         .body("requireApproval", equalTo(true));
     return queue;
-  }
-
-  /** The queue's row of GET /v1/queues. */
-  private static Map<String, Object> queueEntry(String queue) {
-    return json()
-        .get("/v1/queues")
-        .then()
-        .statusCode(200)
-        .extract()
-        .jsonPath()
-        .getMap("queues.find { it.queue == '" + queue + "' }");
   }
 
   static Response approve(String id, Map<String, ?> body) {

@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.complete;
+import static dev.claimq.Api.queueEntry;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -95,13 +96,10 @@ class DrainTest extends AsAdmin {
         .isGreaterThan(1);
     // Drained: no live item left. (Its throughput is not asserted here: on a loaded machine the
     // drain can outlast the minute that doneLastMinute counts; BatchTest counts it exactly.)
-    String path = "queues.find { it.queue == '" + queue + "' }";
-    given()
-        .get("/v1/queues")
-        .then()
-        .statusCode(200)
-        .body(path + ".counts.pending", org.hamcrest.Matchers.equalTo(0))
-        .body(path + ".counts.sending", org.hamcrest.Matchers.equalTo(0));
+    Map<String, Object> entry = queueEntry(queue);
+    assertThat(entry).isNotNull();
+    assertThat(((Map<?, ?>) entry.get("counts")).get("pending")).isEqualTo(0);
+    assertThat(((Map<?, ?>) entry.get("counts")).get("sending")).isEqualTo(0);
   }
 
   private static void enqueueAll(String queue, int items) throws Exception {

@@ -661,8 +661,19 @@ class HostileInputTest extends AsAdmin {
                         Instant.parse("1970-01-01T00:00:00Z"),
                         Instant.parse("9999-12-31T23:59:59Z"))
                     .canonical());
+    // And one of the queue listing as this test's key (every queue) reads it, after the queue.
+    String queuesCursor = Params.cursorAfter(queue, "queues []");
     return new Targets(
-        queue, ids.get(0), ids.get(1), token, ids.get(2), ids.get(3), ids.get(4), awaiting, cursor);
+        queue,
+        ids.get(0),
+        ids.get(1),
+        token,
+        ids.get(2),
+        ids.get(3),
+        ids.get(4),
+        awaiting,
+        cursor,
+        queuesCursor);
   }
 
   private String claim(String id) throws IOException {

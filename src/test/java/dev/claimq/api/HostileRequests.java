@@ -119,7 +119,8 @@ final class HostileRequests {
       String failed,
       String cancelled,
       String awaiting,
-      String cursor) {}
+      String cursor,
+      String queuesCursor) {}
 
   /** A request as it goes on the wire: the target is path and query, percent-encoded as sent. */
   record Request(
@@ -360,7 +361,8 @@ final class HostileRequests {
       String value =
           switch (name) {
             case "queue" -> targets.queue();
-            case "cursor" -> targets.cursor();
+            case "cursor" ->
+                op.path().equals("/v1/queues") ? targets.queuesCursor() : targets.cursor();
             case "reason", "q" -> "boom";
             case "updatedAfter" -> "1970-01-01T00:00:00Z";
             case "updatedBefore" -> "9999-12-31T23:59:59Z";

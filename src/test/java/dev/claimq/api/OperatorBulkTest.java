@@ -9,6 +9,7 @@ import static dev.claimq.Api.fail;
 import static dev.claimq.Api.item;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
+import static dev.claimq.Api.queueEntry;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -211,13 +212,10 @@ class OperatorBulkTest extends AsAdmin {
     String expired = enqueued(queue, "expired", 1);
     claim(expired, Map.of("leaseSeconds", 1)).then().statusCode(200);
     awaitState(expired, "pending");
-    String path = "queues.find { it.queue == '" + queue + "' }";
-    given()
-        .get("/v1/queues")
-        .then()
-        .statusCode(200)
-        .body(path + ".doneLastMinute", equalTo(2))
-        .body(path + ".failedLastMinute", equalTo(2));
+    Map<String, Object> entry = queueEntry(queue);
+    assertThat(entry).isNotNull();
+    assertThat(entry.get("doneLastMinute")).isEqualTo(2);
+    assertThat(entry.get("failedLastMinute")).isEqualTo(2);
   }
 
   /** An item failed for good with this reason. */

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.allQueues;
 import static dev.claimq.Api.json;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
@@ -141,8 +142,7 @@ class PolicyIfMatchTest extends AsAdmin {
                     .value("claimq_operator_actions_total", "queue", queue, "action", "policy")
                 - before.value("claimq_operator_actions_total", "queue", queue, "action", "policy"))
         .isZero();
-    List<Map<String, Object>> queues =
-        RestAssured.get("/v1/queues").then().statusCode(200).extract().path("queues");
+    List<Map<String, Object>> queues = allQueues();
     assertThat(queues).noneMatch(q -> queue.equals(q.get("queue")));
     // Other settings from another version are still not made.
     problem(put(queue, Map.of("maxAttempts", 3), "\"5\""), 412, "policy-changed");

@@ -1,5 +1,6 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.allQueues;
 import static dev.claimq.Api.claim;
 import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.complete;
@@ -179,8 +180,7 @@ class QueuePolicyTest extends AsAdmin {
         .post("/v1/queues/{queue}/claim:batch", queue)
         .then()
         .statusCode(204);
-    List<Map<String, Object>> queues =
-        RestAssured.get("/v1/queues").then().extract().path("queues");
+    List<Map<String, Object>> queues = allQueues();
     assertThat(queues)
         .filteredOn(q -> queue.equals(q.get("queue")))
         .singleElement()

@@ -180,9 +180,11 @@ class SecurityTest extends AsAdmin {
 
     HttpResponse<String> queues = get("/v1/queues", "Bearer test-elsewhere-key");
     assertThat(queues.statusCode()).isEqualTo(200);
-    for (JsonNode q : json.readTree(queues.body()).path("queues")) {
-      assertThat(q.path("queue").asText()).isEqualTo(mine);
-    }
+    JsonNode listing = json.readTree(queues.body());
+    assertThat(listing.path("queues")).hasSize(1);
+    assertThat(listing.path("queues").path(0).path("queue").asText()).isEqualTo(mine);
+    // Totals count the key's queues only, not every queue the service has.
+    assertThat(listing.path("totals").path("queues").asInt()).isEqualTo(1);
     HttpResponse<String> items = get("/v1/items?limit=500", "Bearer test-elsewhere-key");
     assertThat(items.statusCode()).isEqualTo(200);
     for (JsonNode item : json.readTree(items.body()).path("items")) {

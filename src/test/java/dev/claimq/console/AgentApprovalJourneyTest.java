@@ -47,6 +47,7 @@ class AgentApprovalJourneyTest extends ConsoleTest {
 
       Browser browser = browser();
       signIn(browser, Seed.OPERATOR);
+      showQueue(browser, queue);
       browser.click(By.id("qh-" + queue));
       browser.click(By.id("held-" + id));
       browser.text(By.cssSelector(".facts"), "dev-agent");

@@ -20,6 +20,7 @@ class ConsoleApprovalTest extends ConsoleTest {
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
 
+    showQueue(browser, queue);
     browser.text(By.id("qh-" + queue), "1 held");
     browser.click(By.id("qh-" + queue));
     browser.text(By.id("held-" + id), "Item " + id);

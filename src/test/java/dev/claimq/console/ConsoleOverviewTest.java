@@ -22,6 +22,7 @@ class ConsoleOverviewTest extends ConsoleTest {
 
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
+    showQueue(browser, queue);
     By row = By.xpath("//tr[td/a[@id='q-" + queue + "']]");
     browser.text(row, "paused");
     assertThat(cells(browser, row))
@@ -35,6 +36,33 @@ class ConsoleOverviewTest extends ConsoleTest {
 
     browser.click(By.id("qf-" + queue));
     browser.text(By.id("failed-count"), "1 failed item shown.");
+  }
+
+  @Test
+  void past_a_page_of_queues_more_are_shown_when_asked_and_the_summary_counts_them_all() {
+    // 101 queues of this test: with whatever others left, the listing is more than a page.
+    String prefix = uniqueQueue("many");
+    for (int i = 0; i < 101; i++) {
+      Seed.enqueue(prefix + "-" + i, "m/1", "{}", 3);
+    }
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    By rows = By.cssSelector("section[aria-labelledby='queues-title'] tbody tr");
+    browser.text(By.cssSelector("section[aria-labelledby='queues-title']"), "100 of ");
+    assertThat(browser.driver().findElements(rows)).hasSize(100);
+    String summary = browser.visible(By.cssSelector(".summary")).getText();
+    assertThat(Integer.parseInt(summary.substring(0, summary.indexOf(' '))))
+        .isGreaterThanOrEqualTo(101);
+
+    browser.click(By.id("more-queues"));
+    browser.until(d -> java.util.Optional.of(d.findElements(rows).size()).filter(n -> n > 100));
+    assertThat(browser.driver().findElements(rows).size()).isBetween(101, 200);
+
+    // The queues screen pages too, 50 at a time.
+    browser.open("/console/#/queues");
+    browser.text(By.id("queues-count"), "50 queues shown, more to load.");
+    browser.click(By.id("more-queue-pages"));
+    browser.text(By.id("queues-count"), "100 queues shown");
   }
 
   /** A row's cells, with the oldest-due age blanked (it depends on the clock). */

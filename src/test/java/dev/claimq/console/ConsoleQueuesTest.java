@@ -18,6 +18,7 @@ class ConsoleQueuesTest extends ConsoleTest {
     Seed.enqueue(queue, "p/1", "{}", 3);
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
+    showQueue(browser, queue);
     browser.click(By.id("q-" + queue));
     browser.text(By.id("claims-state"), "Running");
 

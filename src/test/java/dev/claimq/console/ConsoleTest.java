@@ -7,9 +7,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
 
 /** What every console test does: open a browser on the test service and sign in. */
 abstract class ConsoleTest {
@@ -40,6 +42,24 @@ abstract class ConsoleTest {
     if (browser != null) {
       browser.close();
     }
+  }
+
+  /**
+   * Waits for a queue's row on the overview, asking for more of the listing until it is shown: the
+   * queues other tests leave can fill its first page.
+   */
+  static void showQueue(Browser browser, String queue) {
+    browser.until(
+        d -> {
+          if (d.findElements(By.id("q-" + queue)).stream().anyMatch(WebElement::isDisplayed)) {
+            return Optional.of(true);
+          }
+          d.findElements(By.id("more-queues")).stream()
+              .filter(WebElement::isDisplayed)
+              .findFirst()
+              .ifPresent(WebElement::click);
+          return Optional.empty();
+        });
   }
 
   /** A count read from the database, e.g. of the item_action rows an action made. */

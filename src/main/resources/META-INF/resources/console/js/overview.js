@@ -6,6 +6,8 @@ import { append, data, h, heading, problem, replace, seconds, table, when } from
 
 const REFRESH_MS = 4000;
 const LATEST = 10;
+/** Queues per page of the listing; the overview shows as many pages as the operator asked for. */
+const QUEUE_PAGE = 100;
 
 export async function render(main) {
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
@@ -14,18 +16,19 @@ export async function render(main) {
   const failures = h('section', { 'aria-labelledby': 'latest-title' });
   // Failures first: they are what an operator comes for, on a phone as on a desktop.
   append(main, heading('Overview'), summary, stamp, failures, queues);
+  let wanted = QUEUE_PAGE;
 
   async function refresh() {
     const [queueList, latest] = await Promise.allSettled([
-      get('/v1/queues'),
+      queuePages(wanted),
       get('/v1/items', { state: 'failed', limit: LATEST }),
     ]);
     if (queueList.status === 'fulfilled') {
-      const list = queueList.value.queues;
+      const { list, totals, more } = queueList.value;
       // Read out only when it changes: a screen reader should not hear every refresh.
-      const text = describe(list);
+      const text = describe(totals);
       if (summary.textContent !== text) summary.textContent = text;
-      replace(queues, queueTable(list));
+      replace(queues, queueTable(list), more ? moreQueues(list.length, totals.queues) : null);
     } else {
       replace(queues, h('h2', { id: 'queues-title' }, 'Queues'),
         problem(queueList.reason, 'Queues could not be listed'));
@@ -37,26 +40,46 @@ export async function render(main) {
     stamp.textContent = `Refreshed at ${new Date().toLocaleTimeString()}; every ${REFRESH_MS / 1000} s.`;
   }
 
-  await refresh();
   let busy = false;
-  const timer = setInterval(async () => {
-    // A slow answer never piles up requests, and a tab in the background asks nothing.
-    if (busy || document.hidden) return;
+  async function refreshOnce() {
+    // A slow answer never piles up requests: a refresh asked for meanwhile is the next tick's.
+    if (busy) return;
     busy = true;
     try {
       await refresh();
     } finally {
       busy = false;
     }
-  }, REFRESH_MS);
+  }
+
+  function moreQueues(shown, total) {
+    return h('p', {}, `${shown} of ${total} queues shown, by name. `,
+      h('button', { type: 'button', id: 'more-queues',
+        onclick: () => { wanted += QUEUE_PAGE; refreshOnce(); } }, `Show ${QUEUE_PAGE} more`));
+  }
+
+  await refreshOnce();
+  // A tab in the background asks nothing.
+  const timer = setInterval(() => { if (!document.hidden) refreshOnce(); }, REFRESH_MS);
   return () => clearInterval(timer);
 }
 
-function describe(list) {
-  const total = (state) => list.reduce((sum, q) => sum + q.counts[state], 0);
-  return `${list.length} queue${list.length === 1 ? '' : 's'}: ${total('held')} held for approval,`
-    + ` ${total('pending')} pending,`
-    + ` ${total('sending')} sending, ${total('failed')} failed.`;
+/** The first pages of GET /v1/queues, up to wanted queues: a few kilobytes, however many exist. */
+async function queuePages(wanted) {
+  let answer = await get('/v1/queues', { limit: QUEUE_PAGE });
+  const list = [...answer.queues];
+  while (answer.nextCursor && list.length < wanted) {
+    answer = await get('/v1/queues', { limit: QUEUE_PAGE, cursor: answer.nextCursor });
+    list.push(...answer.queues);
+  }
+  return { list, totals: answer.totals, more: Boolean(answer.nextCursor) };
+}
+
+function describe(totals) {
+  const { counts } = totals;
+  return `${totals.queues} queue${totals.queues === 1 ? '' : 's'}: ${counts.held} held for approval,`
+    + ` ${counts.pending} pending,`
+    + ` ${counts.sending} sending, ${counts.failed} failed.`;
 }
 
 /** A count per minute, or a dash where the service does not report it. */

@@ -1,5 +1,5 @@
-// A listing of items paged with the API's keyset cursor, as far as it goes: each page is added
-// below the last, and a button asks for the next one. The failed and held screens share it.
+// A listing paged with the API's keyset cursor, as far as it goes: each page is added below the
+// last, and a button asks for the next one. The failed, held and queues screens share it.
 
 import { get } from './api.js';
 import { acting, h, problem, replace } from './dom.js';
@@ -7,21 +7,25 @@ import { acting, h, problem, replace } from './dom.js';
 const PAGE = 50;
 
 /**
- * Lists GET /v1/items with the query into rows (one row(item) each), says how many are shown in
- * status (describe(shown, more)), and puts the next-page button, or a refusal, in more.
+ * Lists GET /v1/items (or another listing's path, whose entries are in answer[field]) with the
+ * query into rows (one row(entry) each), says how many are shown in status (describe(shown,
+ * more)), and puts the next-page button, or a refusal, in more.
  */
-export async function pageThrough({ query, rows, row, status, more, describe, refused, moreId }) {
+export async function pageThrough({
+  path = '/v1/items', field = 'items', query = {}, rows, row, status, more, describe, refused,
+  moreId,
+}) {
   let shown = 0;
   async function page(cursor) {
     let answer;
     try {
-      answer = await get('/v1/items', { ...query, limit: PAGE, cursor });
+      answer = await get(path, { ...query, limit: PAGE, cursor });
     } catch (e) {
       replace(more, problem(e, refused));
       return;
     }
-    rows.append(...answer.items.map(row));
-    shown += answer.items.length;
+    rows.append(...answer[field].map(row));
+    shown += answer[field].length;
     status.textContent = describe(shown, Boolean(answer.nextCursor));
     replace(more, answer.nextCursor
       // acting: a double-click or a second Enter asks for the next page once, not twice.

@@ -2,9 +2,10 @@
 
 import { ApiError, call, get, outcomeUnknown } from './api.js';
 import {
-  acting, append, data, fieldProblem, h, heading, markField, problem, replace, table, unknown, when,
+  acting, append, data, fieldProblem, h, heading, markField, problem, replace, unknown, when,
 } from './dom.js';
 import { stringify, Typed } from './json.js';
+import { pageThrough } from './pages.js';
 
 /** The policy's settings in the API's order, with what each one means to an operator. */
 const SETTINGS = [
@@ -41,19 +42,32 @@ async function list(main, { me }) {
     event.preventDefault();
     location.hash = `#/queues/${encodeURIComponent(new FormData(open).get('queue'))}`;
   });
-  const body = h('div', {});
-  append(main, open, body);
-  try {
-    const { queues } = await get('/v1/queues');
-    replace(body, queues.length === 0 ? h('p', {}, 'No queue has live items or a policy yet.')
-      : table('Queues', ['Queue', 'Held', 'Pending', 'Failed', 'Claims'], queues.map((q) => [
-        h('a', { href: `#/queues/${encodeURIComponent(q.queue)}` }, q.queue),
-        String(q.counts.held), String(q.counts.pending), String(q.counts.failed),
-        q.paused ? h('span', { class: 'badge paused' }, 'paused') : 'running'])));
-  } catch (e) {
-    replace(body, problem(e, 'Queues could not be listed'));
-  }
+  const rows = h('tbody', {});
+  const status = h('p', { id: 'queues-count', 'aria-live': 'polite' });
+  const more = h('div', {});
+  append(main, open, status, h('div', { class: 'table' }, h('table', {},
+    h('caption', {}, 'Queues, by name'),
+    h('thead', {}, h('tr', {}, COLUMNS.map((c) => h('th', { scope: 'col' }, c)))),
+    rows)), more);
+  await pageThrough({
+    path: '/v1/queues',
+    field: 'queues',
+    rows,
+    row: (q) => h('tr', {}, [
+      h('a', { href: `#/queues/${encodeURIComponent(q.queue)}` }, q.queue),
+      String(q.counts.held), String(q.counts.pending), String(q.counts.failed),
+      q.paused ? h('span', { class: 'badge paused' }, 'paused') : 'running',
+    ].map((cell, i) => h('td', { 'data-label': COLUMNS[i] }, cell))),
+    status,
+    more,
+    refused: 'Queues could not be listed',
+    moreId: 'more-queue-pages',
+    describe: (shown, hasMore) => (shown === 0 ? 'No queue has live items or a policy yet.'
+      : `${shown} queue${shown === 1 ? '' : 's'} shown${hasMore ? ', more to load' : ''}.`),
+  });
 }
+
+const COLUMNS = ['Queue', 'Held', 'Pending', 'Failed', 'Claims'];
 
 async function one(main, { me, say }, queue) {
   const path = `/v1/queues/${encodeURIComponent(queue)}`;
