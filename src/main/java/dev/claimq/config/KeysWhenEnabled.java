@@ -10,12 +10,13 @@ import jakarta.validation.Payload;
 import java.lang.annotation.Documented;
 import java.lang.annotation.Retention;
 import java.lang.annotation.Target;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
- * With authentication on, at least one API key is configured: checked with the rest of the
- * settings, before the service touches the database. (Each entry is read, and an unreadable one
- * refused, by ApiKeys as the service starts.)
+ * Every API key entry can be read and names a key of its own, and with authentication on there is
+ * at least one: checked with the rest of the settings, before the service touches the database.
  */
 @Documented
 @Target(TYPE)
@@ -34,9 +35,35 @@ public @interface KeysWhenEnabled {
   final class Check implements ConstraintValidator<KeysWhenEnabled, ClaimqConfig.Auth> {
     @Override
     public boolean isValid(ClaimqConfig.Auth auth, ConstraintValidatorContext context) {
-      return auth == null
-          || !auth.enabled()
-          || !auth.keys().orElse(List.of()).stream().allMatch(String::isBlank);
+      if (auth == null) {
+        return true;
+      }
+      List<String> entries =
+          auth.keys().orElse(List.of()).stream().filter(entry -> !entry.isBlank()).toList();
+      Set<String> hashes = new HashSet<>();
+      for (String entry : entries) {
+        String wrong;
+        try {
+          KeyEntry key = KeyEntry.parse(entry);
+          wrong =
+              hashes.add(key.sha256())
+                  ? null
+                  : "claimq.auth.keys: key '" + key.name() + "' has the same hash as another key";
+        } catch (IllegalArgumentException unreadable) {
+          wrong = unreadable.getMessage();
+        }
+        if (wrong != null) {
+          context.disableDefaultConstraintViolation();
+          context.buildConstraintViolationWithTemplate(literal(wrong)).addConstraintViolation();
+          return false;
+        }
+      }
+      return !auth.enabled() || !entries.isEmpty();
+    }
+
+    /** The text as a message template says it: braces, dollar signs and backslashes are its own. */
+    private static String literal(String text) {
+      return text.replaceAll("([\\\\{}$])", "\\\\$1");
     }
   }
 }

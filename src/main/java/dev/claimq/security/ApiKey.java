@@ -1,19 +1,13 @@
 package dev.claimq.security;
 
-import java.util.Arrays;
-import java.util.LinkedHashSet;
+import dev.claimq.config.KeyEntry;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * One configured key: its name (shown in logs and on what it did), roles, the queues it may touch
- * (empty: all), and the SHA-256 of the key itself. Parsed from an entry {@code
- * name:roles:queues:sha256}, roles and queues joined by '+', queues '*' for all.
+ * (empty: all), and the SHA-256 of the key itself, as its entry in claimq.auth.keys says them.
  */
 public record ApiKey(String name, Set<String> roles, Set<String> queues, String sha256) {
-  private static final Pattern NAME = Pattern.compile("^[a-z0-9][a-z0-9._-]{0,63}$");
-  private static final Pattern QUEUE = Pattern.compile("^[a-z0-9][a-z0-9._-]{0,63}$");
-  private static final Pattern SHA256 = Pattern.compile("^[0-9a-f]{64}$");
 
   public boolean mayUse(String queue) {
     return queues.isEmpty() || queues.contains(queue);
@@ -21,37 +15,7 @@ public record ApiKey(String name, Set<String> roles, Set<String> queues, String 
 
   /** Parses one entry; the message of the exception says what is wrong with it. */
   public static ApiKey parse(String entry) {
-    String[] parts = entry.strip().split(":", -1);
-    if (parts.length != 4) {
-      throw invalid(entry, "expected name:roles:queues:sha256");
-    }
-    String name = parts[0];
-    if (!NAME.matcher(name).matches()) {
-      throw invalid(entry, "the name must be 1-64 characters of a-z, 0-9, '.', '_' or '-'");
-    }
-    Set<String> roles = new LinkedHashSet<>(Arrays.asList(parts[1].split("\\+")));
-    if (!Role.ALL.containsAll(roles)) {
-      throw invalid(entry, "roles are agent, worker and operator, joined by '+'");
-    }
-    Set<String> queues = new LinkedHashSet<>();
-    if (!parts[2].equals("*")) {
-      for (String queue : parts[2].split("\\+")) {
-        if (!QUEUE.matcher(queue).matches()) {
-          throw invalid(entry, "'" + queue + "' is not a queue name; use '*' for all queues");
-        }
-        queues.add(queue);
-      }
-    }
-    String sha256 = parts[3].toLowerCase(java.util.Locale.ROOT);
-    if (!SHA256.matcher(sha256).matches()) {
-      throw invalid(entry, "the last part must be the key's SHA-256 in hex (64 characters)");
-    }
-    return new ApiKey(name, Set.copyOf(roles), Set.copyOf(queues), sha256);
-  }
-
-  private static IllegalArgumentException invalid(String entry, String why) {
-    // Only the entry's name is echoed: the rest may be pasted secrets.
-    String name = entry.strip().split(":", 2)[0];
-    return new IllegalArgumentException("claimq.auth.keys entry '" + name + "': " + why);
+    KeyEntry parsed = KeyEntry.parse(entry);
+    return new ApiKey(parsed.name(), parsed.roles(), parsed.queues(), parsed.sha256());
   }
 }

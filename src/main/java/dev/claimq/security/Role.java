@@ -13,5 +13,5 @@ public final class Role {
   /** Read everything, list items and their history, retry, cancel, see queue stats. */
   public static final String OPERATOR = "operator";
 
-  static final java.util.Set<String> ALL = java.util.Set.of(AGENT, WORKER, OPERATOR);
+  static final java.util.Set<String> ALL = dev.claimq.config.KeyEntry.ROLES;
 }

@@ -67,6 +67,40 @@ class ClaimqConfigTest {
     read(Map.of("claimq.auth.keys", " ", "claimq.auth.enabled", "false"));
   }
 
+  /**
+   * An entry that cannot be read stops the service with the other settings, before migrations (it
+   * was refused only once the schema had been migrated, in a stack trace). Its name is said as
+   * written, braces too: the message is no template of the validator's.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "mailer | claimq.auth.keys entry 'mailer': expected name:roles:queues:sha256",
+        "x{a}:agent:*:00 | entry 'x{a}': the name must be 1-64 characters",
+        "ops:admin:*:00 | entry 'ops': roles are agent, worker and operator",
+        "ops:agent:Emails:00 | entry 'ops': 'Emails' is not a queue name",
+        "ops:agent:*:00 | entry 'ops': the last part must be the key's SHA-256",
+      })
+  void an_entry_that_cannot_be_read_is_refused_with_the_settings(String entry, String message) {
+    assertThatThrownBy(() -> read(Map.of("claimq.auth.keys", KEY + "," + entry)))
+        .isInstanceOf(ConfigValidationException.class)
+        .hasMessageContaining(message);
+    // Not even with authentication off: the entry is a mistake either way.
+    assertThatThrownBy(
+            () -> read(Map.of("claimq.auth.keys", entry, "claimq.auth.enabled", "false")))
+        .isInstanceOf(ConfigValidationException.class)
+        .hasMessageContaining(message);
+  }
+
+  @Test
+  void two_entries_with_one_hash_are_refused_with_the_settings() {
+    String again = "again" + KEY.substring(KEY.indexOf(':'));
+    assertThatThrownBy(() -> read(Map.of("claimq.auth.keys", KEY + "," + again)))
+        .isInstanceOf(ConfigValidationException.class)
+        .hasMessageContaining("key 'again' has the same hash as another key");
+  }
+
   @ParameterizedTest
   @CsvSource(
       delimiter = '|',

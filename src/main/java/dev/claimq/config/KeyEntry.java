@@ -1,0 +1,57 @@
+package dev.claimq.config;
+
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * One entry of claimq.auth.keys as written: {@code name:roles:queues:sha256}, roles and queues
+ * joined by '+', queues '*' for all (empty). Read here, with the rest of the settings, so that an
+ * entry that cannot be read stops the service before it touches the database.
+ */
+public record KeyEntry(String name, Set<String> roles, Set<String> queues, String sha256) {
+  /** The roles a key may carry (the security package's Role names them one by one). */
+  public static final Set<String> ROLES = Set.of("agent", "worker", "operator");
+
+  private static final Pattern NAME = Pattern.compile("^[a-z0-9][a-z0-9._-]{0,63}$");
+  private static final Pattern QUEUE = Pattern.compile("^[a-z0-9][a-z0-9._-]{0,63}$");
+  private static final Pattern SHA256 = Pattern.compile("^[0-9a-f]{64}$");
+
+  /** Parses one entry; the message of the exception says what is wrong with it. */
+  public static KeyEntry parse(String entry) {
+    String[] parts = entry.strip().split(":", -1);
+    if (parts.length != 4) {
+      throw invalid(entry, "expected name:roles:queues:sha256");
+    }
+    String name = parts[0];
+    if (!NAME.matcher(name).matches()) {
+      throw invalid(entry, "the name must be 1-64 characters of a-z, 0-9, '.', '_' or '-'");
+    }
+    Set<String> roles = new LinkedHashSet<>(Arrays.asList(parts[1].split("\\+")));
+    if (!ROLES.containsAll(roles)) {
+      throw invalid(entry, "roles are agent, worker and operator, joined by '+'");
+    }
+    Set<String> queues = new LinkedHashSet<>();
+    if (!parts[2].equals("*")) {
+      for (String queue : parts[2].split("\\+")) {
+        if (!QUEUE.matcher(queue).matches()) {
+          throw invalid(entry, "'" + queue + "' is not a queue name; use '*' for all queues");
+        }
+        queues.add(queue);
+      }
+    }
+    String sha256 = parts[3].toLowerCase(Locale.ROOT);
+    if (!SHA256.matcher(sha256).matches()) {
+      throw invalid(entry, "the last part must be the key's SHA-256 in hex (64 characters)");
+    }
+    return new KeyEntry(name, Set.copyOf(roles), Set.copyOf(queues), sha256);
+  }
+
+  private static IllegalArgumentException invalid(String entry, String why) {
+    // Only the entry's name is echoed: the rest may be pasted secrets.
+    String name = entry.strip().split(":", 2)[0];
+    return new IllegalArgumentException("claimq.auth.keys entry '" + name + "': " + why);
+  }
+}
