@@ -1353,6 +1353,18 @@ LIMIT 20;
 -- (default_transaction_read_only), on which every enqueue, claim and finish fails.
 SELECT current_setting('transaction_read_only') = 'on';
 
+-- name: schema-rank
+-- The last migration applied to the schema, counting every one (failed ones too): what an instance
+-- started at, so that a migration applied after it, by a newer release, is seen.
+SELECT coalesce(max(installed_rank), 0) FROM flyway_schema_history;
+
+-- name: migrated-since
+-- The newest migration applied after the one at :rank, if any.
+SELECT coalesce(version, '-') || ' (' || description || ')' FROM flyway_schema_history
+WHERE installed_rank > :rank
+ORDER BY installed_rank DESC
+LIMIT 1;
+
 -- name: dead-rows
 -- PostgreSQL's own count, kept up to date by every backend without scanning anything.
 SELECT coalesce(max(n_dead_tup), 0) FROM pg_stat_user_tables

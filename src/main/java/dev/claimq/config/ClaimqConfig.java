@@ -67,6 +67,14 @@ public interface ClaimqConfig {
     @WithDefault("10m")
     @DurationMin(seconds = 1)
     Duration maintenanceTimeout();
+
+    /**
+     * How often the schema's history is read for a migration applied after this instance started (a
+     * newer release's): from then on this instance refuses every request, until it is stopped.
+     */
+    @WithDefault("1s")
+    @Every
+    String schemaWatchInterval();
   }
 
   interface Metrics {

@@ -5,6 +5,7 @@ import dev.claimq.config.Intervals;
 import dev.claimq.longpoll.ClaimableListener;
 import dev.claimq.maintenance.MaintenanceSchedule;
 import dev.claimq.store.ItemRepository;
+import dev.claimq.store.SchemaWatch;
 import io.smallrye.health.api.Wellness;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
@@ -122,6 +123,32 @@ class ServiceChecks {
             .withData("reason", "cannot ask the database: " + e.getMessage())
             .build();
       }
+    };
+  }
+
+  /**
+   * Ready only while no newer release has migrated the schema under this instance: from then on it
+   * refuses every request (503 schema-newer), and a load balancer should send them elsewhere.
+   */
+  @Produces
+  @Readiness
+  HealthCheck schemaCurrent(SchemaWatch watch) {
+    return () -> {
+      var check = HealthCheckResponse.named("schema-current");
+      return watch
+          .newerMigration()
+          .map(
+              migration ->
+                  check
+                      .down()
+                      .withData(
+                          "reason",
+                          "a newer release migrated the schema to "
+                              + migration
+                              + " after this instance started: every request answers 503; stop"
+                              + " this instance")
+                      .build())
+          .orElseGet(() -> check.up().build());
     };
   }
 

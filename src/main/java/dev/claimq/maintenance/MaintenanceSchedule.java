@@ -3,6 +3,7 @@ package dev.claimq.maintenance;
 import dev.claimq.config.ClaimqConfig;
 import dev.claimq.config.Intervals;
 import dev.claimq.store.DatabaseErrors;
+import dev.claimq.store.SchemaWatch;
 import dev.claimq.telemetry.QueueMetrics;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -62,7 +63,8 @@ public class MaintenanceSchedule {
       LeaseReaper reaper,
       Retention retention,
       Vacuum vacuum,
-      QueueSampler sampler) {
+      QueueSampler sampler,
+      SchemaWatch schemaWatch) {
     schedule(REAPER, config.reaper().interval(), "0s", reaper::releaseExpiredLeases);
     schedule("retention", config.retention().interval(), "10s", retention::prune);
     if (config.vacuum().enabled()) {
@@ -70,6 +72,7 @@ public class MaintenanceSchedule {
       schedule("vacuum", interval, interval, vacuum::vacuumIfNeeded);
     }
     schedule("sampler", config.metrics().sampleInterval(), "0s", sampler::sample);
+    schedule("schema-watch", config.database().schemaWatchInterval(), "0s", schemaWatch::look);
   }
 
   /** No run starts once the service stops; one under way may end (a statement ends within 4 s). */

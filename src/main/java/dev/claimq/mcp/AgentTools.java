@@ -8,6 +8,7 @@ import dev.claimq.api.Agents;
 import dev.claimq.api.Problem;
 import dev.claimq.api.ProblemMappers;
 import dev.claimq.api.Requests;
+import dev.claimq.api.SchemaGate;
 import dev.claimq.api.StrictJson;
 import io.quarkiverse.mcp.server.RawMessage;
 import io.quarkiverse.mcp.server.TextContent;
@@ -29,9 +30,15 @@ public class AgentTools {
   private final ToolArguments arguments;
   private final ObjectMapper json;
   private final CurrentVertxRequest request;
+  private final SchemaGate schemaGate;
 
   AgentTools(
-      Agents agents, ToolArguments arguments, ObjectMapper json, CurrentVertxRequest request) {
+      Agents agents,
+      ToolArguments arguments,
+      ObjectMapper json,
+      CurrentVertxRequest request,
+      SchemaGate schemaGate) {
+    this.schemaGate = schemaGate;
     this.agents = agents;
     this.arguments = arguments;
     this.json = json;
@@ -176,6 +183,8 @@ public class AgentTools {
    */
   private ToolResponse answer(Call call) {
     try {
+      // As on the REST API: nothing is read or written by an instance older than its schema.
+      schemaGate.requireCurrent();
       agents.requireAgent();
       return call.answer();
     } catch (Exception e) {

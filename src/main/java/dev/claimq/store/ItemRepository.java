@@ -230,6 +230,8 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
           "limit");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
   private static final Sql REFUSES_WRITES = FILE.take("refuses-writes");
+  private static final Sql SCHEMA_RANK = FILE.take("schema-rank");
+  private static final Sql MIGRATED_SINCE = FILE.take("migrated-since", "rank");
   private static final Sql VACUUM = FILE.take("vacuum");
   private static final Sql FIND_BY_DEDUPE_KEY =
       FILE.take("find-by-dedupe-key", "queue", "dedupeKey");
@@ -904,12 +906,23 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
             });
   }
 
-  /** Dead rows in the item table, as PostgreSQL's statistics count them. */
   /** True while the database takes no writes: transactions begin read-only. */
   public boolean refusesWrites() {
     return REFUSES_WRITES.on(dataSource).list(row -> row.getBoolean(1)).get(0);
   }
 
+  /** The rank of the last migration applied to the schema (0: none). */
+  public long schemaRank() {
+    return SCHEMA_RANK.on(dataSource).list(row -> row.getLong(1)).get(0);
+  }
+
+  /** The newest migration applied after the one at this rank, as "version (description)". */
+  public Optional<String> migratedSince(long rank) {
+    return MIGRATED_SINCE.on(dataSource).set("rank", rank).list(row -> row.getString(1)).stream()
+        .findFirst();
+  }
+
+  /** Dead rows in the item table, as PostgreSQL's statistics count them. */
   public long deadRows() {
     return DEAD_ROWS.on(dataSource).list(row -> row.getLong(1)).get(0);
   }

@@ -1,0 +1,55 @@
+package dev.claimq.store;
+
+import jakarta.inject.Singleton;
+import java.util.Optional;
+import org.jboss.logging.Logger;
+
+/**
+ * Whether a newer release has migrated the schema since this instance started. Code of one release
+ * beside the schema of a later one does lasting harm (a statement of the old code may mean
+ * something else on the new columns), so the service refuses every request once it sees one, and
+ * readiness takes it out of its load balancer: a rolling upgrade moves the traffic to the instances
+ * of the new release, and the old ones answer 503 until they are stopped.
+ */
+@Singleton
+public class SchemaWatch {
+  private static final Logger LOG = Logger.getLogger(SchemaWatch.class);
+  private final ItemRepository items;
+
+  /** The rank of the last migration when this instance first looked: the one it started at. */
+  private volatile long startedAt = -1;
+
+  /** The newest migration applied since, "version (description)"; null while there is none. */
+  private volatile String newer;
+
+  SchemaWatch(ItemRepository items) {
+    this.items = items;
+  }
+
+  /**
+   * Reads the schema's history: one indexed read. The first look, as the service starts (Flyway has
+   * migrated by then), takes the rank the instance started at. Answers 1 while a newer migration is
+   * there, else 0 (the rows a maintenance run reports).
+   */
+  public long look() {
+    if (startedAt < 0) {
+      startedAt = items.schemaRank();
+    }
+    String now = items.migratedSince(startedAt).orElse(null);
+    if (now != null && !now.equals(newer)) {
+      LOG.warnf(
+          "a newer release migrated the schema to %s after this instance started: refusing every"
+              + " request from now on (503 schema-newer); stop this instance",
+          now);
+    } else if (now == null && newer != null) {
+      LOG.infof("the migration %s is gone from the schema's history: serving again", newer);
+    }
+    newer = now;
+    return newer == null ? 0 : 1;
+  }
+
+  /** The migration a newer release applied since this instance started, if any. */
+  public Optional<String> newerMigration() {
+    return Optional.ofNullable(newer);
+  }
+}

@@ -1,0 +1,107 @@
+package dev.claimq.api;
+
+import static dev.claimq.Api.enqueue;
+import static dev.claimq.Api.problem;
+import static dev.claimq.Api.uniqueQueue;
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
+
+import dev.claimq.AsAdmin;
+import dev.claimq.mcp.McpClients;
+import io.agroal.api.AgroalDataSource;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A newer release migrates the schema while this instance serves (as in a rolling restart across a
+ * migration): the instance sees the migration in the schema's history and refuses everything, REST
+ * and MCP, with nothing read or written, and readiness sends the traffic elsewhere.
+ */
+@QuarkusTest
+class NewerSchemaTest extends AsAdmin {
+  /** Far above any migration of this release, so that it can only be a newer release's. */
+  private static final String NEWER =
+      "INSERT INTO flyway_schema_history (installed_rank, version, description, type, script,"
+          + " installed_by, execution_time, success)"
+          + " SELECT max(installed_rank) + 1, '999', 'from a newer release', 'SQL',"
+          + " 'V999__from_a_newer_release.sql', 'test', 0, true FROM flyway_schema_history";
+
+  private static final String GONE = "DELETE FROM flyway_schema_history WHERE version = '999'";
+
+  @TestHTTPResource("/")
+  URI root;
+
+  @Inject AgroalDataSource database;
+
+  private void execute(String sql) throws Exception {
+    try (Connection connection = database.getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
+  }
+
+  /** GET /v1/me until it answers the status: the watch reads the history every second. */
+  private static Response awaitMe(int status) throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    Response me = given().get("/v1/me");
+    while (me.statusCode() != status && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      me = given().get("/v1/me");
+    }
+    assertThat(me.statusCode()).as(me.asString()).isEqualTo(status);
+    return me;
+  }
+
+  @Test
+  void every_request_is_refused_once_a_newer_release_migrated_and_served_again_without_it()
+      throws Exception {
+    String queue = uniqueQueue("newer-schema");
+    given().get("/q/health/ready").then().statusCode(200);
+    execute(NEWER);
+    try {
+      problem(awaitMe(503), 503, "schema-newer")
+          .body("detail", containsString("999 (from a newer release)"));
+
+      // A write is refused before it is made (its row is counted below).
+      problem(enqueue(queue, Map.of("dedupeKey", "k", "payload", 1)), 503, "schema-newer");
+
+      // An agent's MCP tool is refused the same way.
+      try (McpSyncClient agent = McpClients.client(root, "dev-agent-key")) {
+        McpSchema.CallToolResult result =
+            agent.callTool(
+                new McpSchema.CallToolRequest(
+                    "enqueue_work", Map.of("queue", queue, "dedupeKey", "m", "payload", 1)));
+        assertThat(result.isError()).isTrue();
+        assertThat(((McpSchema.TextContent) result.content().get(0)).text())
+            .contains("A newer release of claimq migrated the database to 999");
+      }
+      assertThat(McpClients.rows(database, queue)).as("items made while refused").isZero();
+
+      // Readiness takes the instance out of its load balancer, and says why.
+      given()
+          .get("/q/health/ready")
+          .then()
+          .statusCode(503)
+          .body(
+              "checks.find { it.name == 'schema-current' }.status",
+              org.hamcrest.Matchers.is("DOWN"))
+          .body(
+              "checks.find { it.name == 'schema-current' }.data.reason",
+              containsString("999 (from a newer release)"));
+    } finally {
+      execute(GONE);
+    }
+    awaitMe(200);
+    given().get("/q/health/ready").then().statusCode(200);
+  }
+}
