@@ -428,7 +428,12 @@ public class ItemsResource {
     // Nothing was due at the finish: claim again (an item may have come since), waiting if asked.
     Duration wait = Duration.ofSeconds(next.waitSeconds() == null ? 0 : next.waitSeconds());
     return claimOrWait
-        .claimNext(answer.item().queue, next.worker(), next.leaseSeconds(), null, wait)
+        .claimNext(
+            guard.actor(), answer.item().queue, next.worker(), next.leaseSeconds(), null, wait)
+        // The finish is made: past the key's bound on waiting claims, it answers with no next
+        // item (nothing was due), never a 503 that would hide it.
+        .onFailure(ClaimOrWait.TooManyWaiting.class)
+        .recoverWithItem(List.of())
         .map(claims -> claimedNext(item, claims, request));
   }
 

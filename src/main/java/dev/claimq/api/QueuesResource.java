@@ -228,7 +228,13 @@ public class QueuesResource {
     Duration wait = Duration.ofSeconds(waitSeconds == null ? 0 : waitSeconds);
     SpanContext request = ItemTraces.request();
     return claimOrWait
-        .claimNext(guard.queue(Params.queue(queue)), worker, leaseSeconds, max, wait)
+        .claimNext(guard.actor(), guard.queue(Params.queue(queue)), worker, leaseSeconds, max, wait)
+        .onFailure(ClaimOrWait.TooManyWaiting.class)
+        .transform(
+            tooMany ->
+                new Outcomes.RefusedException(
+                    new Outcomes.Status(503, "too-many-waiting", "Too many claims waiting"),
+                    tooMany.getMessage()))
         .map(
             claims -> {
               if (claims.isEmpty() && !wait.isZero() && claimOrWait.stopping()) {

@@ -189,6 +189,15 @@ public interface ClaimqConfig {
     @WithDefault("1s")
     @Every
     String fallbackInterval();
+
+    /**
+     * Claims with a wait (claims and finishes with next) one key may have in progress on an
+     * instance; past that, a claim that finds nothing due answers 503 at once instead of waiting.
+     */
+    @WithDefault("5000")
+    @Min(1)
+    @Max(1_000_000)
+    int maxWaitingPerKey();
   }
 
   interface Retention {

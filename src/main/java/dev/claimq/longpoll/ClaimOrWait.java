@@ -1,5 +1,6 @@
 package dev.claimq.longpoll;
 
+import dev.claimq.config.ClaimqConfig;
 import dev.claimq.queue.BatchService;
 import dev.claimq.queue.WorkService;
 import dev.claimq.store.Item;
@@ -9,6 +10,9 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -23,16 +27,73 @@ public class ClaimOrWait {
   private final BatchService batches;
   private final ParkedClaims waiters;
   private final QueueMetrics metrics;
+  private final int maxWaitingPerKey;
 
-  ClaimOrWait(WorkService work, BatchService batches, ParkedClaims waiters, QueueMetrics metrics) {
+  /** Claims with a wait in progress on this instance, by the name of the key that sent them. */
+  private final Map<String, AtomicInteger> waitingByKey = new ConcurrentHashMap<>();
+
+  ClaimOrWait(
+      WorkService work,
+      BatchService batches,
+      ParkedClaims waiters,
+      QueueMetrics metrics,
+      ClaimqConfig config) {
     this.work = work;
     this.batches = batches;
     this.waiters = waiters;
     this.metrics = metrics;
+    this.maxWaitingPerKey = config.longPoll().maxWaitingPerKey();
   }
 
-  /** Up to {@code max} items (one when max is null), waiting up to {@code wait} for the first. */
+  /**
+   * A claim with a wait that its key may not start: the key has maxWaitingPerKey of them in
+   * progress on this instance already, and nothing was due when it looked once without waiting.
+   */
+  public static final class TooManyWaiting extends RuntimeException {
+    TooManyWaiting(String key, int bound) {
+      super(
+          "The key '"
+              + key
+              + "' already has "
+              + bound
+              + " claims waiting on this instance (claimq.long-poll.max-waiting-per-key), and"
+              + " nothing was due: claim again after a backoff. Nothing was claimed.",
+          null,
+          false,
+          false); // an answer, not a failure: no trace
+    }
+  }
+
+  /**
+   * Up to {@code max} items (one when max is null), waiting up to {@code wait} for the first. A key
+   * may have maxWaitingPerKey claims waiting on this instance: past that, a claim looks once
+   * without waiting and, when nothing is due, fails with {@link TooManyWaiting}. A client that
+   * opens long polls without end (a loop that never waits for its last one) so costs a bounded
+   * number of connections, and other keys' workers are not held back.
+   */
   public Uni<List<Item>> claimNext(
+      String key, String queue, String worker, Integer leaseSeconds, Integer max, Duration wait) {
+    if (wait.isZero()) {
+      return claimNext(queue, worker, leaseSeconds, max, wait);
+    }
+    AtomicInteger waiting = waitingByKey.computeIfAbsent(key, name -> new AtomicInteger());
+    if (waiting.incrementAndGet() > maxWaitingPerKey) {
+      waiting.decrementAndGet();
+      return claimNext(queue, worker, leaseSeconds, max, Duration.ZERO)
+          .invoke(
+              claims -> {
+                if (claims.isEmpty()) {
+                  throw new TooManyWaiting(key, maxWaitingPerKey);
+                }
+              });
+    }
+    // Counted down however it ends: an item, time up, a failure, or the client gone.
+    return claimNext(queue, worker, leaseSeconds, max, wait)
+        .onTermination()
+        .invoke(waiting::decrementAndGet);
+  }
+
+  private Uni<List<Item>> claimNext(
       String queue, String worker, Integer leaseSeconds, Integer max, Duration wait) {
     Supplier<List<Item>> attempt =
         max == null

@@ -60,7 +60,7 @@ class AbandonedClaimsTest extends AsAdmin {
     AtomicReference<List<Item>> answered = new AtomicReference<>();
     Cancellable call =
         claims
-            .claimNext(queue, "gone", null, null, Duration.ofSeconds(30))
+            .claimNext("test", queue, "gone", null, null, Duration.ofSeconds(30))
             .subscribe()
             .with(answered::set);
     call.cancel(); // the client hangs up; its look is queued behind the held thread
@@ -78,7 +78,11 @@ class AbandonedClaimsTest extends AsAdmin {
     String id = enqueued(queue, "k", 1);
 
     CountDownLatch release = holdTheWorkerThread();
-    claims.claimNext(queue, "gone", null, null, Duration.ZERO).subscribe().with(x -> {}).cancel();
+    claims
+        .claimNext("test", queue, "gone", null, null, Duration.ZERO)
+        .subscribe()
+        .with(x -> {})
+        .cancel();
     release.countDown();
     afterQueuedWork();
 
@@ -92,13 +96,13 @@ class AbandonedClaimsTest extends AsAdmin {
     int before = waiters.parked();
     Cancellable first =
         claims
-            .claimNext(queue, "gone", null, null, Duration.ofSeconds(30))
+            .claimNext("test", queue, "gone", null, null, Duration.ofSeconds(30))
             .subscribe()
             .with(x -> {});
     awaitParked(before + 1);
     CompletableFuture<List<Item>> second =
         claims
-            .claimNext(queue, "alive", null, null, Duration.ofSeconds(30))
+            .claimNext("test", queue, "alive", null, null, Duration.ofSeconds(30))
             .subscribeAsCompletionStage();
     awaitParked(before + 2);
     String id = Unannounced.item(dataSource, queue, "k");
