@@ -1359,8 +1359,11 @@ SELECT current_setting('transaction_read_only') = 'on';
 SELECT coalesce(max(installed_rank), 0) FROM flyway_schema_history;
 
 -- name: migrated-since
--- The newest migration applied after the one at :rank, if any.
-SELECT coalesce(version, '-') || ' (' || description || ')' FROM flyway_schema_history
+-- The newest migration applied after the one at :rank, if any, said as an operator reads it.
+SELECT CASE WHEN version IS NULL THEN 'a repeatable migration' ELSE 'version ' || version END
+  || ' (' || description || ')'
+  || CASE WHEN success THEN '' ELSE ', which failed' END
+FROM flyway_schema_history
 WHERE installed_rank > :rank
 ORDER BY installed_rank DESC
 LIMIT 1;

@@ -460,7 +460,8 @@ final class Params {
   private static BadRequestException anotherListing() {
     return new BadRequestException(
         "cursor",
-        "cursor was issued for another listing (other filters, or another key's items): pass"
+        "cursor was issued for another listing (other filters, or a key that sees other queues):"
+            + " pass"
             + " nextCursor from the previous page of this same listing, or no cursor for its"
             + " first page.");
   }

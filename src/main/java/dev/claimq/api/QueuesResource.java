@@ -61,6 +61,7 @@ public class QueuesResource {
   private final OperatorService operators;
   private final QueueGuard guard;
   private final ItemTraces traces;
+  private final SchemaGate schemaGate;
 
   QueuesResource(
       Agents agents,
@@ -69,7 +70,9 @@ public class QueuesResource {
       BatchService batches,
       OperatorService operators,
       QueueGuard guard,
-      ItemTraces traces) {
+      ItemTraces traces,
+      SchemaGate schemaGate) {
+    this.schemaGate = schemaGate;
     this.agents = agents;
     this.enqueuer = enqueuer;
     this.claimOrWait = claimOrWait;
@@ -237,6 +240,10 @@ public class QueuesResource {
                     tooMany.getMessage()))
         .map(
             claims -> {
+              if (claims.isEmpty()) {
+                // A wait the gate ended (a newer schema) is no "nothing due": 503 schema-newer.
+                schemaGate.requireCurrent();
+              }
               if (claims.isEmpty() && !wait.isZero() && claimOrWait.stopping()) {
                 // Not "nothing within waitSeconds", which a worker takes as its cue to claim
                 // again at once: told to back off, it claims again elsewhere, or here once back.
@@ -341,12 +348,12 @@ public class QueuesResource {
           String limit,
       @Parameter(
               description =
-                  "nextCursor of the previous page, with the same key: another key's is refused"
-                      + " (400).")
+                  "nextCursor of the previous page, asked for by a key that sees the same queues:"
+                      + " one of a listing of other queues is refused (400).")
           @QueryParam("cursor")
           String cursor) {
     int pageSize = Params.limit(limit, DEFAULT_QUEUE_PAGE, MAX_QUEUE_PAGE);
-    // The listing is the key's: a cursor another key's page gave says nothing here.
+    // The listing is of the queues the key sees: a cursor of another such listing says nothing.
     String listing = "queues " + new TreeSet<>(guard.visible(null));
     String after = Params.afterName(cursor, listing);
     Map<String, long[]> lastMinute = operators.throughput();

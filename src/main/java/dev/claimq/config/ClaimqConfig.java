@@ -18,11 +18,13 @@ public interface ClaimqConfig {
 
   /** The PostgreSQL schema that holds claimq's tables, so claimq can share a database. */
   @WithDefault("claimq")
+  // 56 at most, not PostgreSQL's 63: the instances of a schema signal each other on the channel
+  // claimq.<schema>, and a channel name is held to 63 bytes (a longer one failed every NOTIFY).
   @Pattern(
-      regexp = "[a-z_][a-z0-9_]{0,62}",
+      regexp = "[a-z_][a-z0-9_]{0,55}",
       message =
           "must be a PostgreSQL name in lower case: a letter or '_', then letters, digits or '_',"
-              + " 63 at most")
+              + " 56 at most (its NOTIFY channel, claimq.<schema>, must fit in 63)")
   String schema();
 
   Auth auth();

@@ -50,8 +50,13 @@ public record KeyEntry(String name, Set<String> roles, Set<String> queues, Strin
   }
 
   private static IllegalArgumentException invalid(String entry, String why) {
-    // Only the entry's name is echoed: the rest may be pasted secrets.
+    // Only a name is echoed, never the rest, which may be a pasted secret; and what stands where
+    // the name goes is echoed only when it is one (a key or a hash pasted there is not).
     String name = entry.strip().split(":", 2)[0];
-    return new IllegalArgumentException("claimq.auth.keys entry '" + name + "': " + why);
+    String which =
+        NAME.matcher(name).matches()
+            ? "entry '" + name + "'"
+            : "entry whose first part is no name (not shown: it may be a key or its hash)";
+    return new IllegalArgumentException("claimq.auth.keys " + which + ": " + why);
   }
 }

@@ -4,6 +4,7 @@ import dev.claimq.config.ClaimqConfig;
 import dev.claimq.queue.BatchService;
 import dev.claimq.queue.WorkService;
 import dev.claimq.store.Item;
+import dev.claimq.store.SchemaWatch;
 import dev.claimq.telemetry.QueueMetrics;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -28,6 +29,7 @@ public class ClaimOrWait {
   private final ParkedClaims waiters;
   private final QueueMetrics metrics;
   private final int maxWaitingPerKey;
+  private final SchemaWatch schema;
 
   /** Claims with a wait in progress on this instance, by the name of the key that sent them. */
   private final Map<String, AtomicInteger> waitingByKey = new ConcurrentHashMap<>();
@@ -37,7 +39,9 @@ public class ClaimOrWait {
       BatchService batches,
       ParkedClaims waiters,
       QueueMetrics metrics,
-      ClaimqConfig config) {
+      ClaimqConfig config,
+      SchemaWatch schema) {
+    this.schema = schema;
     this.work = work;
     this.batches = batches;
     this.waiters = waiters;
@@ -147,6 +151,11 @@ public class ClaimOrWait {
     long lookBegan = waiters.wakes(queue);
     Supplier<List<Item>> look =
         () -> {
+          if (schema.newerMigration().isPresent()) {
+            // A newer release migrated the schema while this claim waited: it claims nothing
+            // with this release's statements (the caller answers 503 schema-newer).
+            return List.of();
+          }
           if (!waiters.beforeLook(queue, claim.ticket())) {
             // Its client went away while this look waited for a worker thread. An item claimed
             // now would sit leased to nobody until its lease ran out; whatever woke this claim
@@ -167,7 +176,8 @@ public class ClaimOrWait {
               }
               long remaining = claim.deadline() - System.nanoTime();
               // Timers take whole milliseconds (and refuse less than one): under one is time up.
-              if (remaining < 1_000_000) {
+              // Nor does a claim park again once the schema is newer: it would wait for nothing.
+              if (remaining < 1_000_000 || schema.newerMigration().isPresent()) {
                 return Uni.createFrom().item(claims);
               }
               return lookWhen(

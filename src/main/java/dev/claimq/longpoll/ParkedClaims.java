@@ -1,5 +1,6 @@
 package dev.claimq.longpoll;
 
+import dev.claimq.store.SchemaWatch;
 import dev.claimq.telemetry.QueueMetrics;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.smallrye.mutiny.Uni;
@@ -226,6 +227,14 @@ public class ParkedClaims {
    */
   void stop(@Observes ShutdownDelayInitiatedEvent stop) {
     stopping = true;
+    waiting.keySet().forEach(this::releaseAll);
+  }
+
+  /**
+   * Once a newer release has migrated the schema, every parked claim ends at once (its look finds
+   * the gate closed, ClaimOrWait): a claim parked before would otherwise claim an item afterwards.
+   */
+  void newerSchema(@Observes SchemaWatch.NewerSchema newer) {
     waiting.keySet().forEach(this::releaseAll);
   }
 

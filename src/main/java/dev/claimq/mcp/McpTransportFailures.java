@@ -150,8 +150,10 @@ public class McpTransportFailures {
           context,
           404,
           "Not Found",
-          "There is no MCP session with this Mcp-Session-Id (it was ended, or the service"
-              + " restarted): send initialize again, without Mcp-Session-Id, for a new session.");
+          "There is no MCP session with this Mcp-Session-Id on this instance (it was ended,"
+              + " the instance restarted, or the session is another instance's: sessions live"
+              + " in the instance that opened them): send initialize again, without"
+              + " Mcp-Session-Id, for a new session.");
     } else {
       context.next();
     }

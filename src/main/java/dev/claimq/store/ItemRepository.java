@@ -916,7 +916,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
     return SCHEMA_RANK.on(dataSource).list(row -> row.getLong(1)).get(0);
   }
 
-  /** The newest migration applied after the one at this rank, as "version (description)". */
+  /** The newest migration applied after the one at this rank: "version 22 (description)". */
   public Optional<String> migratedSince(long rank) {
     return MIGRATED_SINCE.on(dataSource).set("rank", rank).list(row -> row.getString(1)).stream()
         .findFirst();

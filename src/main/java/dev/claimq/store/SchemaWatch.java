@@ -1,5 +1,6 @@
 package dev.claimq.store;
 
+import jakarta.enterprise.event.Event;
 import jakarta.inject.Singleton;
 import java.util.Optional;
 import org.jboss.logging.Logger;
@@ -15,16 +16,21 @@ import org.jboss.logging.Logger;
 public class SchemaWatch {
   private static final Logger LOG = Logger.getLogger(SchemaWatch.class);
   private final ItemRepository items;
+  private final Event<NewerSchema> turned;
 
   /** The rank of the last migration when this instance first looked: the one it started at. */
   private volatile long startedAt = -1;
 
-  /** The newest migration applied since, "version (description)"; null while there is none. */
+  /** The newest migration applied since, "version 22 (description)"; null while there is none. */
   private volatile String newer;
 
-  SchemaWatch(ItemRepository items) {
+  SchemaWatch(ItemRepository items, Event<NewerSchema> turned) {
     this.items = items;
+    this.turned = turned;
   }
+
+  /** Fired once as a newer migration is first seen: what waits for work should stop waiting. */
+  public record NewerSchema(String migration) {}
 
   /**
    * Reads the schema's history: one indexed read. The first look, as the service starts (Flyway has
@@ -44,7 +50,11 @@ public class SchemaWatch {
     } else if (now == null && newer != null) {
       LOG.infof("the migration %s is gone from the schema's history: serving again", newer);
     }
+    boolean turning = now != null && newer == null;
     newer = now;
+    if (turning) {
+      turned.fire(new NewerSchema(now));
+    }
     return newer == null ? 0 : 1;
   }
 

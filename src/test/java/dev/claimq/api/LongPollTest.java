@@ -508,4 +508,30 @@ class LongPollTest extends AsAdmin {
     }
     assertThat(waiters.parked()).as("parked claims").isEqualTo(count);
   }
+
+  @Test
+  void a_claim_parked_as_a_newer_release_migrates_ends_at_once_told_why() throws Exception {
+    // No fallback look here (SignalOnly): only the turn itself ends the wait before its 20 s.
+    int before = waiters.parked();
+    CompletableFuture<io.restassured.response.Response> parked =
+        CompletableFuture.supplyAsync(
+            () -> dev.claimq.Api.claimNext(uniqueQueue("turn"), Map.of("waitSeconds", 20)));
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (waiters.parked() <= before && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    try (Connection connection = dataSource.getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute(NewerSchemaTest.NEWER);
+    }
+    try {
+      dev.claimq.Api.problem(parked.get(5, TimeUnit.SECONDS), 503, "schema-newer");
+    } finally {
+      try (Connection connection = dataSource.getConnection();
+          Statement statement = connection.createStatement()) {
+        statement.execute(NewerSchemaTest.GONE);
+      }
+    }
+    NewerSchemaTest.awaitMe(200);
+  }
 }

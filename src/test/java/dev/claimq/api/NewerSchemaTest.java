@@ -1,6 +1,10 @@
 package dev.claimq.api;
 
+import static dev.claimq.Api.awaitState;
+import static dev.claimq.Api.claim;
+import static dev.claimq.Api.claimNext;
 import static dev.claimq.Api.enqueue;
+import static dev.claimq.Api.enqueued;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
@@ -8,6 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 
 import dev.claimq.AsAdmin;
+import dev.claimq.longpoll.ParkedClaims;
 import dev.claimq.mcp.McpClients;
 import io.agroal.api.AgroalDataSource;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -20,6 +25,8 @@ import java.net.URI;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,18 +37,19 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class NewerSchemaTest extends AsAdmin {
   /** Far above any migration of this release, so that it can only be a newer release's. */
-  private static final String NEWER =
+  static final String NEWER =
       "INSERT INTO flyway_schema_history (installed_rank, version, description, type, script,"
           + " installed_by, execution_time, success)"
           + " SELECT max(installed_rank) + 1, '999', 'from a newer release', 'SQL',"
           + " 'V999__from_a_newer_release.sql', 'test', 0, true FROM flyway_schema_history";
 
-  private static final String GONE = "DELETE FROM flyway_schema_history WHERE version = '999'";
+  static final String GONE = "DELETE FROM flyway_schema_history WHERE version = '999'";
 
   @TestHTTPResource("/")
   URI root;
 
   @Inject AgroalDataSource database;
+  @Inject ParkedClaims waiters;
 
   private void execute(String sql) throws Exception {
     try (Connection connection = database.getConnection();
@@ -50,8 +58,19 @@ class NewerSchemaTest extends AsAdmin {
     }
   }
 
+  private String stateInTheTable(String id) throws Exception {
+    try (Connection connection = database.getConnection();
+        var read = connection.prepareStatement("SELECT state FROM item WHERE id = ?")) {
+      read.setLong(1, Long.parseLong(id));
+      try (var row = read.executeQuery()) {
+        row.next();
+        return row.getString(1);
+      }
+    }
+  }
+
   /** GET /v1/me until it answers the status: the watch reads the history every second. */
-  private static Response awaitMe(int status) throws InterruptedException {
+  static Response awaitMe(int status) throws InterruptedException {
     long deadline = System.nanoTime() + 10_000_000_000L;
     Response me = given().get("/v1/me");
     while (me.statusCode() != status && System.nanoTime() < deadline) {
@@ -67,8 +86,20 @@ class NewerSchemaTest extends AsAdmin {
       throws Exception {
     String queue = uniqueQueue("newer-schema");
     given().get("/q/health/ready").then().statusCode(200);
+    // A claim whose lease runs out while the gate is closed, and a claim parked before it closes.
+    String leased = enqueued(uniqueQueue("newer-schema-leased"), "leased", 1);
+    claim(leased, Map.of("worker", "w", "leaseSeconds", 1)).then().statusCode(200);
+    int parkedBefore = waiters.parked();
+    CompletableFuture<Response> parked =
+        CompletableFuture.supplyAsync(
+            () -> claimNext(uniqueQueue("newer-schema-empty"), Map.of("waitSeconds", 20)));
+    while (waiters.parked() == parkedBefore) {
+      Thread.sleep(20);
+    }
     execute(NEWER);
     try {
+      // The parked claim ends at the turn, told why, not after its 20 s.
+      problem(parked.get(5, TimeUnit.SECONDS), 503, "schema-newer");
       problem(awaitMe(503), 503, "schema-newer")
           .body("detail", containsString("999 (from a newer release)"));
 
@@ -83,7 +114,7 @@ class NewerSchemaTest extends AsAdmin {
                     "enqueue_work", Map.of("queue", queue, "dedupeKey", "m", "payload", 1)));
         assertThat(result.isError()).isTrue();
         assertThat(((McpSchema.TextContent) result.content().get(0)).text())
-            .contains("A newer release of claimq migrated the database to 999");
+            .contains("A newer release of claimq migrated the database to version 999");
       }
       assertThat(McpClients.rows(database, queue)).as("items made while refused").isZero();
 
@@ -98,10 +129,16 @@ class NewerSchemaTest extends AsAdmin {
           .body(
               "checks.find { it.name == 'schema-current' }.data.reason",
               containsString("999 (from a newer release)"));
+
+      // The lease ran out 2 s ago and more, and the reaper (every second) released nothing: none
+      // of this release's statements runs on the newer schema, background ones included.
+      Thread.sleep(2500);
+      assertThat(stateInTheTable(leased)).isEqualTo("sending");
     } finally {
       execute(GONE);
     }
     awaitMe(200);
+    awaitState(leased, "pending");
     given().get("/q/health/ready").then().statusCode(200);
   }
 }

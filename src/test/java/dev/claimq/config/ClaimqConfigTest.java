@@ -69,15 +69,18 @@ class ClaimqConfigTest {
 
   /**
    * An entry that cannot be read stops the service with the other settings, before migrations (it
-   * was refused only once the schema had been migrated, in a stack trace). Its name is said as
-   * written, braces too: the message is no template of the validator's.
+   * was refused only once the schema had been migrated, in a stack trace). Its name is said when it
+   * is one (not a pasted key), and a queue as written, braces too: the message is no template.
    */
   @ParameterizedTest
   @CsvSource(
       delimiter = '|',
       value = {
         "mailer | claimq.auth.keys entry 'mailer': expected name:roles:queues:sha256",
-        "x{a}:agent:*:00 | entry 'x{a}': the name must be 1-64 characters",
+        "cq_pastedKey | entry whose first part is no name (not shown: it may be a key or its"
+            + " hash): expected name:roles:queues:sha256",
+        "x{a}:agent:*:00 | entry whose first part is no name",
+        "ops:agent:{a}:00 | entry 'ops': '{a}' is not a queue name",
         "ops:admin:*:00 | entry 'ops': roles are agent, worker and operator",
         "ops:agent:Emails:00 | entry 'ops': 'Emails' is not a queue name",
         "ops:agent:*:00 | entry 'ops': the last part must be the key's SHA-256",
@@ -118,6 +121,7 @@ class ClaimqConfigTest {
         "claimq.reaper.interval | 500ms",
         "claimq.metrics.sample-interval | PT10S",
         "claimq.schema | claimq_2",
+        "claimq.schema | s2345678901234567890123456789012345678901234567890123456",
         "claimq.lease.max-releases | 0",
       })
   void a_value_in_range_is_taken(String name, String value) {
@@ -167,6 +171,7 @@ class ClaimqConfigTest {
             + " duration",
         "claimq.schema | Claimq | claimq.schema must be a PostgreSQL name in lower case",
         "claimq.schema | claimq-1 | claimq.schema must be a PostgreSQL name in lower case",
+        "claimq.schema | s23456789012345678901234567890123456789012345678901234567 | 56 at most",
       })
   void a_value_out_of_range_stops_the_start_naming_the_setting(
       String name, String value, String why) {

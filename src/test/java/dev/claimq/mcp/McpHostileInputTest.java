@@ -917,8 +917,10 @@ class McpHostileInputTest {
     assertThat(unknown.headers().firstValue("Content-Type")).hasValue("application/problem+json");
     assertThat(json.readTree(unknown.body()).path("detail").asText())
         .isEqualTo(
-            "There is no MCP session with this Mcp-Session-Id (it was ended, or the service"
-                + " restarted): send initialize again, without Mcp-Session-Id, for a new session.");
+            "There is no MCP session with this Mcp-Session-Id on this instance (it was ended,"
+                + " the instance restarted, or the session is another instance's: sessions live"
+                + " in the instance that opened them): send initialize again, without"
+                + " Mcp-Session-Id, for a new session.");
   }
 
   /** A body in this test's session with this Accept header (none when null). */

@@ -6,8 +6,10 @@ import { append, data, h, heading, problem, replace, seconds, table, when } from
 
 const REFRESH_MS = 4000;
 const LATEST = 10;
-/** Queues per page of the listing; the overview shows as many pages as the operator asked for. */
+/** Queues shown at first, and how many more each "Show more" adds. */
 const QUEUE_PAGE = 100;
+/** The most queues one call of the listing answers. */
+const LISTING_MAX = 500;
 
 export async function render(main) {
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
@@ -41,12 +43,20 @@ export async function render(main) {
   }
 
   let busy = false;
-  async function refreshOnce() {
-    // A slow answer never piles up requests: a refresh asked for meanwhile is the next tick's.
-    if (busy) return;
+  let again = false;
+  /** asked: the operator wants more queues, which a refresh under way must not drop. */
+  async function refreshOnce(asked = false) {
+    // A slow answer never piles up requests: a tick meanwhile is dropped, a click runs after it.
+    if (busy) {
+      again = again || asked;
+      return;
+    }
     busy = true;
     try {
-      await refresh();
+      do {
+        again = false;
+        await refresh();
+      } while (again);
     } finally {
       busy = false;
     }
@@ -55,7 +65,7 @@ export async function render(main) {
   function moreQueues(shown, total) {
     return h('p', {}, `${shown} of ${total} queues shown, by name. `,
       h('button', { type: 'button', id: 'more-queues',
-        onclick: () => { wanted += QUEUE_PAGE; refreshOnce(); } }, `Show ${QUEUE_PAGE} more`));
+        onclick: () => { wanted += QUEUE_PAGE; refreshOnce(true); } }, `Show ${QUEUE_PAGE} more`));
   }
 
   await refreshOnce();
@@ -64,12 +74,16 @@ export async function render(main) {
   return () => clearInterval(timer);
 }
 
-/** The first pages of GET /v1/queues, up to wanted queues: a few kilobytes, however many exist. */
+/**
+ * The first wanted queues of GET /v1/queues, by name: as few calls as can be (each reads every
+ * queue's counts), one up to 500 queues.
+ */
 async function queuePages(wanted) {
-  let answer = await get('/v1/queues', { limit: QUEUE_PAGE });
+  let answer = await get('/v1/queues', { limit: Math.min(wanted, LISTING_MAX) });
   const list = [...answer.queues];
   while (answer.nextCursor && list.length < wanted) {
-    answer = await get('/v1/queues', { limit: QUEUE_PAGE, cursor: answer.nextCursor });
+    answer = await get('/v1/queues',
+      { limit: Math.min(wanted - list.length, LISTING_MAX), cursor: answer.nextCursor });
     list.push(...answer.queues);
   }
   return { list, totals: answer.totals, more: Boolean(answer.nextCursor) };
