@@ -55,6 +55,7 @@ class ConsoleAccessTest extends ConsoleTest {
 
     // A queue's policy is shown, and there is nothing to change it with.
     browser.click(By.linkText("Queues"));
+    showMore(browser, By.linkText(queue), "more-queue-pages"); // others' queues come first
     browser.click(By.linkText(queue));
     browser.text(By.id("claims-state"), "Running");
     assertThat(browser.driver().findElements(By.id("pause"))).isEmpty();

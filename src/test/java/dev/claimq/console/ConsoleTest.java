@@ -49,12 +49,17 @@ abstract class ConsoleTest {
    * queues other tests leave can fill its first page.
    */
   static void showQueue(Browser browser, String queue) {
+    showMore(browser, By.id("q-" + queue), "more-queues");
+  }
+
+  /** Waits for the element, pressing the button that loads more (moreId) until it is shown. */
+  static void showMore(Browser browser, By wanted, String moreId) {
     browser.until(
         d -> {
-          if (d.findElements(By.id("q-" + queue)).stream().anyMatch(WebElement::isDisplayed)) {
+          if (d.findElements(wanted).stream().anyMatch(WebElement::isDisplayed)) {
             return Optional.of(true);
           }
-          d.findElements(By.id("more-queues")).stream()
+          d.findElements(By.id(moreId)).stream()
               .filter(WebElement::isDisplayed)
               .findFirst()
               .ifPresent(WebElement::click);
