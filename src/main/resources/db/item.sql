@@ -1353,13 +1353,9 @@ LIMIT 20;
 -- (default_transaction_read_only), on which every enqueue, claim and finish fails.
 SELECT current_setting('transaction_read_only') = 'on';
 
--- name: schema-rank
--- The last migration applied to the schema, counting every one (failed ones too): what an instance
--- started at, so that a migration applied after it, by a newer release, is seen.
-SELECT coalesce(max(installed_rank), 0) FROM flyway_schema_history;
-
 -- name: migrated-since
--- The newest migration applied after the one at :rank, if any, said as an operator reads it.
+-- The newest migration applied after :rank (this release's newest, SchemaWatch), if any: a newer
+-- release's, said as an operator reads it. installed_rank counts every row, failed ones too.
 SELECT CASE WHEN version IS NULL THEN 'a repeatable migration' ELSE 'version ' || version END
   || ' (' || description || ')'
   || CASE WHEN success THEN '' ELSE ', which failed' END

@@ -344,7 +344,7 @@ public class ItemsResource {
             finished -> {
               Answer answer = finished.answer();
               traces.record("claimq.complete", answer.item(), answer.outcome(), request, start);
-              return finished(finished, itemId, next, request);
+              return finished(finished, itemId, next, actor, request);
             });
   }
 
@@ -399,7 +399,7 @@ public class ItemsResource {
             finished -> {
               Answer answer = finished.answer();
               traces.record("claimq.fail", answer.item(), answer.outcome(), request, start);
-              return finished(finished, itemId, next, request);
+              return finished(finished, itemId, next, actor, request);
             });
   }
 
@@ -412,7 +412,7 @@ public class ItemsResource {
    * no transaction spans its wait.
    */
   private Uni<Response> finished(
-      Finished finished, long itemId, Requests.Next next, SpanContext request) {
+      Finished finished, long itemId, Requests.Next next, String actor, SpanContext request) {
     Answer answer = finished.answer();
     ItemView item = answer(answer, itemId); // a refusal is thrown here, before any claim
     if (next == null) {
@@ -428,8 +428,7 @@ public class ItemsResource {
     // Nothing was due at the finish: claim again (an item may have come since), waiting if asked.
     Duration wait = Duration.ofSeconds(next.waitSeconds() == null ? 0 : next.waitSeconds());
     return claimOrWait
-        .claimNext(
-            guard.actor(), answer.item().queue, next.worker(), next.leaseSeconds(), null, wait)
+        .claimNext(actor, answer.item().queue, next.worker(), next.leaseSeconds(), null, wait)
         // The finish is made: past the key's bound on waiting claims, it answers with no next
         // item (nothing was due), never a 503 that would hide it.
         .onFailure(ClaimOrWait.TooManyWaiting.class)

@@ -407,7 +407,7 @@ final class Params {
         return Long.parseLong(issued.group(1));
       }
       if (issued.matches() || NAME_CURSOR.matcher(decoded).matches()) {
-        throw anotherListing();
+        throw anotherListing("other filters, or another key's items");
       }
       if (EARLIER_CURSOR.matcher(decoded).matches()) {
         throw new BadRequestException(
@@ -441,7 +441,7 @@ final class Params {
       if (issued.matches()
           || ISSUED_CURSOR.matcher(decoded).matches()
           || EARLIER_CURSOR.matcher(decoded).matches()) {
-        throw anotherListing();
+        throw anotherListing("the queues of a key that sees other queues, or items");
       }
     }
     throw notIssued();
@@ -457,13 +457,14 @@ final class Params {
     }
   }
 
-  private static BadRequestException anotherListing() {
+  /** which: what makes a listing another, as its callers' listings are told apart. */
+  private static BadRequestException anotherListing(String which) {
     return new BadRequestException(
         "cursor",
-        "cursor was issued for another listing (other filters, or a key that sees other queues):"
-            + " pass"
-            + " nextCursor from the previous page of this same listing, or no cursor for its"
-            + " first page.");
+        "cursor was issued for another listing ("
+            + which
+            + "): pass nextCursor from the previous page of this same listing, or no cursor for"
+            + " its first page.");
   }
 
   private static BadRequestException notIssued() {

@@ -72,7 +72,6 @@ public class QueuesResource {
       QueueGuard guard,
       ItemTraces traces,
       SchemaGate schemaGate) {
-    this.schemaGate = schemaGate;
     this.agents = agents;
     this.enqueuer = enqueuer;
     this.claimOrWait = claimOrWait;
@@ -80,6 +79,7 @@ public class QueuesResource {
     this.operators = operators;
     this.guard = guard;
     this.traces = traces;
+    this.schemaGate = schemaGate;
   }
 
   @RolesAllowed(Role.AGENT)

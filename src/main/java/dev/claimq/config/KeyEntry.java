@@ -35,11 +35,18 @@ public record KeyEntry(String name, Set<String> roles, Set<String> queues, Strin
     }
     Set<String> queues = new LinkedHashSet<>();
     if (!parts[2].equals("*")) {
-      for (String queue : parts[2].split("\\+")) {
-        if (!QUEUE.matcher(queue).matches()) {
-          throw invalid(entry, "'" + queue + "' is not a queue name; use '*' for all queues");
+      String[] named = parts[2].split("\\+");
+      for (int i = 0; i < named.length; i++) {
+        if (!QUEUE.matcher(named[i]).matches()) {
+          // By its place, not as written: a key pasted among the queues is no queue to echo.
+          throw invalid(
+              entry,
+              "queue "
+                  + (i + 1)
+                  + " of its queues is not a queue name (1-64 characters of a-z, 0-9, '.', '_'"
+                  + " or '-'); use '*' for all queues");
         }
-        queues.add(queue);
+        queues.add(named[i]);
       }
     }
     String sha256 = parts[3].toLowerCase(Locale.ROOT);
@@ -51,10 +58,10 @@ public record KeyEntry(String name, Set<String> roles, Set<String> queues, Strin
 
   private static IllegalArgumentException invalid(String entry, String why) {
     // Only a name is echoed, never the rest, which may be a pasted secret; and what stands where
-    // the name goes is echoed only when it is one (a key or a hash pasted there is not).
+    // the name goes only when it is one and no hash (a key or a hash pasted there is not echoed).
     String name = entry.strip().split(":", 2)[0];
     String which =
-        NAME.matcher(name).matches()
+        NAME.matcher(name).matches() && !SHA256.matcher(name).matches()
             ? "entry '" + name + "'"
             : "entry whose first part is no name (not shown: it may be a key or its hash)";
     return new IllegalArgumentException("claimq.auth.keys " + which + ": " + why);

@@ -41,12 +41,12 @@ public class ClaimOrWait {
       QueueMetrics metrics,
       ClaimqConfig config,
       SchemaWatch schema) {
-    this.schema = schema;
     this.work = work;
     this.batches = batches;
     this.waiters = waiters;
     this.metrics = metrics;
     this.maxWaitingPerKey = config.longPoll().maxWaitingPerKey();
+    this.schema = schema;
   }
 
   /**

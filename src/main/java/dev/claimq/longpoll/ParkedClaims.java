@@ -231,8 +231,9 @@ public class ParkedClaims {
   }
 
   /**
-   * Once a newer release has migrated the schema, every parked claim ends at once (its look finds
-   * the gate closed, ClaimOrWait): a claim parked before would otherwise claim an item afterwards.
+   * Once a newer release has migrated the schema, every parked claim ends at once, as if its time
+   * were up (the API then answers a claim 503 schema-newer): a claim parked before would otherwise
+   * claim an item afterwards. A look under way claims nothing either (ClaimOrWait).
    */
   void newerSchema(@Observes SchemaWatch.NewerSchema newer) {
     waiting.keySet().forEach(this::releaseAll);

@@ -47,10 +47,13 @@ public class MaintenanceSchedule {
   /** When (System.nanoTime) each job last ran to the end on this instance. */
   private final Map<String, Long> lastRuns = new ConcurrentHashMap<>();
 
-  /** A thread for each job, so that a long retention run never holds the reaper back. */
+  /**
+   * A thread for each of the five jobs, so that a long retention or vacuum run never holds the
+   * reaper or the schema watch back.
+   */
   private final ScheduledThreadPoolExecutor timer =
       new ScheduledThreadPoolExecutor(
-          4,
+          5,
           runnable -> {
             Thread thread = new Thread(runnable, "claimq-maintenance");
             thread.setDaemon(true);

@@ -38,11 +38,11 @@ public class AgentTools {
       ObjectMapper json,
       CurrentVertxRequest request,
       SchemaGate schemaGate) {
-    this.schemaGate = schemaGate;
     this.agents = agents;
     this.arguments = arguments;
     this.json = json;
     this.request = request;
+    this.schemaGate = schemaGate;
   }
 
   /** The queue beside an enqueue's body, which is the REST API's (Requests.Enqueue). */

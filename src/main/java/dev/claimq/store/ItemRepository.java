@@ -230,7 +230,6 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
           "limit");
   private static final Sql DEAD_ROWS = FILE.take("dead-rows");
   private static final Sql REFUSES_WRITES = FILE.take("refuses-writes");
-  private static final Sql SCHEMA_RANK = FILE.take("schema-rank");
   private static final Sql MIGRATED_SINCE = FILE.take("migrated-since", "rank");
   private static final Sql VACUUM = FILE.take("vacuum");
   private static final Sql FIND_BY_DEDUPE_KEY =
@@ -909,11 +908,6 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /** True while the database takes no writes: transactions begin read-only. */
   public boolean refusesWrites() {
     return REFUSES_WRITES.on(dataSource).list(row -> row.getBoolean(1)).get(0);
-  }
-
-  /** The rank of the last migration applied to the schema (0: none). */
-  public long schemaRank() {
-    return SCHEMA_RANK.on(dataSource).list(row -> row.getLong(1)).get(0);
   }
 
   /** The newest migration applied after the one at this rank: "version 22 (description)". */

@@ -1,8 +1,12 @@
 package dev.claimq.store;
 
 import jakarta.enterprise.event.Event;
+import jakarta.inject.Provider;
 import jakarta.inject.Singleton;
+import java.util.Arrays;
 import java.util.Optional;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
 import org.jboss.logging.Logger;
 
 /**
@@ -16,16 +20,18 @@ import org.jboss.logging.Logger;
 public class SchemaWatch {
   private static final Logger LOG = Logger.getLogger(SchemaWatch.class);
   private final ItemRepository items;
+  private final Provider<Flyway> flyway; // not yet active when the REST filter that asks is made
   private final Event<NewerSchema> turned;
 
-  /** The rank of the last migration when this instance first looked: the one it started at. */
+  /** The rank of the newest migration of this release in the schema's history. */
   private volatile long startedAt = -1;
 
   /** The newest migration applied since, "version 22 (description)"; null while there is none. */
   private volatile String newer;
 
-  SchemaWatch(ItemRepository items, Event<NewerSchema> turned) {
+  SchemaWatch(ItemRepository items, Provider<Flyway> flyway, Event<NewerSchema> turned) {
     this.items = items;
+    this.flyway = flyway;
     this.turned = turned;
   }
 
@@ -34,12 +40,12 @@ public class SchemaWatch {
 
   /**
    * Reads the schema's history: one indexed read. The first look, as the service starts (Flyway has
-   * migrated by then), takes the rank the instance started at. Answers 1 while a newer migration is
-   * there, else 0 (the rows a maintenance run reports).
+   * migrated by then), finds this release's newest migration in it. Answers 1 while a newer
+   * migration is there, else 0 (the rows a maintenance run reports).
    */
   public long look() {
     if (startedAt < 0) {
-      startedAt = items.schemaRank();
+      startedAt = ownNewestRank();
     }
     String now = items.migratedSince(startedAt).orElse(null);
     if (now != null && !now.equals(newer)) {
@@ -56,6 +62,19 @@ public class SchemaWatch {
       turned.fire(new NewerSchema(now));
     }
     return newer == null ? 0 : 1;
+  }
+
+  /**
+   * The rank of the newest applied migration that this release ships: a row of one it does not ship
+   * (Flyway's FUTURE_SUCCESS or FUTURE_FAILED) is a newer release's, whenever it came, even between
+   * this instance's migrations and its first look.
+   */
+  private long ownNewestRank() {
+    return Arrays.stream(flyway.get().info().applied())
+        .filter(migration -> migration.getState().isResolved())
+        .mapToLong(MigrationInfo::getInstalledRank)
+        .max()
+        .orElse(0);
   }
 
   /** The migration a newer release applied since this instance started, if any. */

@@ -130,7 +130,8 @@ class WaitingPerKeyTest extends AsAdmin {
       claimed.then().statusCode(200);
       assertThat(claimed.<String>path("id")).isEqualTo(first);
       // A complete asking for next with a wait, past the bound: the complete is made, and it
-      // answers at once with no next item.
+      // answers at once with no next item (not after the 20 s it asked to wait).
+      long completing = System.nanoTime();
       json()
           .header("Authorization", "Bearer dev-worker-key")
           .body(
@@ -144,6 +145,7 @@ class WaitingPerKeyTest extends AsAdmin {
           .statusCode(200)
           .body("state", org.hamcrest.Matchers.equalTo("done"))
           .body("next", org.hamcrest.Matchers.nullValue());
+      assertThat((System.nanoTime() - completing) / 1_000_000).isLessThan(10_000);
     } finally {
       for (Socket socket : waiting) {
         socket.close();

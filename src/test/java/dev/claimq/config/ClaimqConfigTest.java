@@ -80,15 +80,21 @@ class ClaimqConfigTest {
         "cq_pastedKey | entry whose first part is no name (not shown: it may be a key or its"
             + " hash): expected name:roles:queues:sha256",
         "x{a}:agent:*:00 | entry whose first part is no name",
-        "ops:agent:{a}:00 | entry 'ops': '{a}' is not a queue name",
+        "ops:agent:emails+cq_PastedKey:00 | entry 'ops': queue 2 of its queues is not a queue"
+            + " name",
         "ops:admin:*:00 | entry 'ops': roles are agent, worker and operator",
-        "ops:agent:Emails:00 | entry 'ops': 'Emails' is not a queue name",
+        "ops:agent:Emails:00 | entry 'ops': queue 1 of its queues is not a queue name",
+        "7eee78659ab50d4dd820f4242709d188809ca0249506edf83d70022973d5e2ca:agent:*:00 | entry whose"
+            + " first part is no name",
         "ops:agent:*:00 | entry 'ops': the last part must be the key's SHA-256",
       })
   void an_entry_that_cannot_be_read_is_refused_with_the_settings(String entry, String message) {
     assertThatThrownBy(() -> read(Map.of("claimq.auth.keys", KEY + "," + entry)))
         .isInstanceOf(ConfigValidationException.class)
-        .hasMessageContaining(message);
+        .hasMessageContaining(message)
+        // Nothing pasted is echoed: no key, no hash (the entries here end in a short '00').
+        .hasMessageNotContaining("cq_")
+        .hasMessageNotContaining("7eee78659ab5");
     // Not even with authentication off: the entry is a mistake either way.
     assertThatThrownBy(
             () -> read(Map.of("claimq.auth.keys", entry, "claimq.auth.enabled", "false")))
