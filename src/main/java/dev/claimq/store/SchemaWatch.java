@@ -24,7 +24,7 @@ public class SchemaWatch {
   private final Event<NewerSchema> turned;
 
   /** The rank of the newest migration of this release in the schema's history. */
-  private volatile long startedAt = -1;
+  private volatile long ownRank = -1;
 
   /** The newest migration applied since, "version 22 (description)"; null while there is none. */
   private volatile String newer;
@@ -44,10 +44,10 @@ public class SchemaWatch {
    * migration is there, else 0 (the rows a maintenance run reports).
    */
   public long look() {
-    if (startedAt < 0) {
-      startedAt = ownNewestRank();
+    if (ownRank < 0) {
+      ownRank = ownNewestRank();
     }
-    String now = items.migratedSince(startedAt).orElse(null);
+    String now = items.migratedSince(ownRank).orElse(null);
     if (now != null && !now.equals(newer)) {
       LOG.warnf(
           "a newer release migrated the schema to %s after this instance started: refusing every"
