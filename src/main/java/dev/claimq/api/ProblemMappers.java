@@ -45,7 +45,7 @@ public class ProblemMappers {
   private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
   /** What every 503 tells a client to wait before it asks again: the least, not a promise. */
-  static final String RETRY_AFTER_SECONDS = "1";
+  public static final String RETRY_AFTER_SECONDS = "1";
 
   /**
    * The problem the API would answer for this exception, for a transport that is not REST (the MCP

@@ -2,6 +2,7 @@ package dev.claimq.api;
 
 import dev.claimq.store.SchemaWatch;
 import jakarta.inject.Singleton;
+import java.util.Optional;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /**
@@ -23,17 +24,28 @@ public class SchemaGate {
 
   /** Throws the 503 while the schema is newer than this instance. */
   public void requireCurrent() {
-    watch
+    Optional<Outcomes.RefusedException> refusal = refusal();
+    if (refusal.isPresent()) {
+      throw refusal.get();
+    }
+  }
+
+  /** The problem (a 503) to answer while the schema is newer than this instance; else empty. */
+  public Optional<Problem> problem() {
+    return refusal().map(ProblemMappers::problemOf);
+  }
+
+  private Optional<Outcomes.RefusedException> refusal() {
+    return watch
         .newerMigration()
-        .ifPresent(
-            migration -> {
-              throw new Outcomes.RefusedException(
-                  new Outcomes.Status(503, "schema-newer", "Schema migrated by a newer release"),
-                  "A newer release of claimq migrated the database to "
-                      + migration
-                      + " after this instance started: this instance serves nothing more, so"
-                      + " that its older code cannot misread the new schema. Send the request"
-                      + " to an instance of the newer release; nothing was done here.");
-            });
+        .map(
+            migration ->
+                new Outcomes.RefusedException(
+                    new Outcomes.Status(503, "schema-newer", "Schema migrated by a newer release"),
+                    "A newer release of claimq migrated the database to "
+                        + migration
+                        + " after this instance started: this instance serves nothing more, so"
+                        + " that its older code cannot misread the new schema. Send the request"
+                        + " to an instance of the newer release; nothing was done here."));
   }
 }

@@ -9,6 +9,7 @@ import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.hamcrest.Matchers.containsString;
 
 import dev.claimq.AsAdmin;
@@ -42,6 +43,11 @@ class NewerSchemaTest extends AsAdmin {
           + " installed_by, execution_time, success)"
           + " SELECT max(installed_rank) + 1, '999', 'from a newer release', 'SQL',"
           + " 'V999__from_a_newer_release.sql', 'test', 0, true FROM flyway_schema_history";
+
+  private static final String INITIALIZE =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+          + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+          + "\"clientInfo\":{\"name\":\"gated\",\"version\":\"1\"}}}";
 
   static final String GONE = "DELETE FROM flyway_schema_history WHERE version = '999'";
 
@@ -86,6 +92,7 @@ class NewerSchemaTest extends AsAdmin {
       throws Exception {
     String queue = uniqueQueue("newer-schema");
     given().get("/q/health/ready").then().statusCode(200);
+    McpSyncClient agent = McpClients.client(root, "dev-agent-key"); // a session opened before
     // A claim whose lease runs out while the gate is closed, and a claim parked before it closes.
     String leased = enqueued(uniqueQueue("newer-schema-leased"), "leased", 1);
     claim(leased, Map.of("worker", "w", "leaseSeconds", 1)).then().statusCode(200);
@@ -106,16 +113,26 @@ class NewerSchemaTest extends AsAdmin {
       // A write is refused before it is made (its row is counted below).
       problem(enqueue(queue, Map.of("dedupeKey", "k", "payload", 1)), 503, "schema-newer");
 
-      // An agent's MCP tool is refused the same way.
-      try (McpSyncClient agent = McpClients.client(root, "dev-agent-key")) {
-        McpSchema.CallToolResult result =
-            agent.callTool(
-                new McpSchema.CallToolRequest(
-                    "enqueue_work", Map.of("queue", queue, "dedupeKey", "m", "payload", 1)));
-        assertThat(result.isError()).isTrue();
-        assertThat(((McpSchema.TextContent) result.content().get(0)).text())
-            .contains("A newer release of claimq migrated the database to version 999");
-      }
+      // MCP is refused the same way, over HTTP, so that an agent's client goes elsewhere: a tool
+      // call in a session opened before, and a new session's initialize.
+      assertThatThrownBy(
+              () ->
+                  agent.callTool(
+                      new McpSchema.CallToolRequest(
+                          "enqueue_work", Map.of("queue", queue, "dedupeKey", "m", "payload", 1))))
+          .hasMessageContaining("503");
+      given()
+          .header("Authorization", "Bearer dev-agent-key")
+          .contentType("application/json")
+          .accept("application/json, text/event-stream")
+          .body(INITIALIZE)
+          .post("/mcp")
+          .then()
+          .statusCode(503)
+          .contentType("application/problem+json")
+          .header("Retry-After", "1")
+          .body("type", containsString("schema-newer"))
+          .body("detail", containsString("999 (from a newer release)"));
       assertThat(McpClients.rows(database, queue)).as("items made while refused").isZero();
 
       // Readiness takes the instance out of its load balancer, and says why.
@@ -136,6 +153,7 @@ class NewerSchemaTest extends AsAdmin {
       assertThat(stateInTheTable(leased)).isEqualTo("sending");
     } finally {
       execute(GONE);
+      agent.closeGracefully();
     }
     awaitMe(200);
     awaitState(leased, "pending");
