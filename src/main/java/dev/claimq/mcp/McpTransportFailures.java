@@ -57,6 +57,20 @@ public class McpTransportFailures {
    * first, saying what is wrong and what to do, with the status the Streamable HTTP spec gives it.
    */
   private void refuseEarly(RoutingContext context) {
+    if (context.request().headers().contains(HttpHeaders.ORIGIN)) {
+      // Streamable HTTP: a server must validate Origin, against DNS rebinding (a page whose
+      // host name comes to point at this service reaches it through a visitor's browser, from
+      // inside the network). No page is served /mcp, and none may call it cross-origin (no
+      // CORS), so every Origin is refused: agents' programs send none.
+      answer(
+          context,
+          403,
+          "Forbidden",
+          "/mcp serves MCP clients, not web pages: a request with an Origin header, which"
+              + " browsers send, is refused, so that no page can call it through a visitor's"
+              + " browser. Call it from a program (an MCP client sends no Origin).");
+      return;
+    }
     HttpMethod method = context.request().method();
     if (!ALLOWED.contains(method)) {
       context.response().putHeader(HttpHeaders.ALLOW, ALLOW);

@@ -88,6 +88,54 @@ class McpSessionTest {
   }
 
   @Test
+  void a_request_a_browser_sends_is_refused_before_anything_is_read() throws Exception {
+    // DNS rebinding: a page whose host name now points at this service calls it from a browser
+    // inside the network, its own origin in Origin and Host, as a same-origin page would.
+    String queue = uniqueQueue("mcp-origin");
+    String session = open(AGENT);
+    int open = sessions.open("dev-agent");
+    String self = "http://" + mcp.getHost() + ":" + mcp.getPort();
+    for (String origin : List.of("http://evil.example:8081", self, "null")) {
+      HttpResponse<String> initialize =
+          http.send(
+              request(AGENT, null)
+                  .header("Origin", origin)
+                  .header("Content-Type", "application/json")
+                  .header("Accept", "application/json, text/event-stream")
+                  .POST(HttpRequest.BodyPublishers.ofString(INITIALIZE))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(problem(initialize, 403).path("detail").asText()).contains("Origin");
+      assertThat(initialize.headers().firstValue("Mcp-Session-Id")).isEmpty();
+      HttpResponse<String> call =
+          http.send(
+              request(AGENT, session)
+                  .header("Origin", origin)
+                  .header("Content-Type", "application/json")
+                  .header("Accept", "application/json, text/event-stream")
+                  .POST(HttpRequest.BodyPublishers.ofString(enqueue(2, queue)))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      problem(call, 403);
+      HttpResponse<String> stream =
+          http.send(
+              request(AGENT, session)
+                  .header("Origin", origin)
+                  .header("Accept", "text/event-stream")
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      problem(stream, 403);
+    }
+    assertThat(McpClients.rows(database, queue)).as("items stored from a page").isZero();
+    assertThat(sessions.open("dev-agent")).as("sessions opened from a page").isEqualTo(open);
+    // The same call from a program, which sends no Origin, is served.
+    HttpResponse<String> own = post(AGENT, session, enqueue(3, queue));
+    assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
+    assertThat(McpClients.rows(database, queue)).isEqualTo(1);
+  }
+
+  @Test
   void a_notification_is_never_answered_alone_or_in_a_batch() throws Exception {
     String queue = uniqueQueue("mcp-notify");
     String unknown = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}";
