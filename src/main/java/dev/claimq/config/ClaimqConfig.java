@@ -48,6 +48,8 @@ public interface ClaimqConfig {
 
   Database database();
 
+  Mcp mcp();
+
   /**
    * Bounds for the statements that may legitimately outlast the pool's own (statement_timeout 4s
    * and the driver's socketTimeout 6s, in application.properties, which keep every other request
@@ -200,6 +202,18 @@ public interface ClaimqConfig {
     @Min(1)
     @Max(1_000_000)
     int maxWaitingPerKey();
+  }
+
+  interface Mcp {
+    /**
+     * A key holds at most 100 MCP sessions on an instance. At that bound, an initialize ends the
+     * key's least recently used session if it has been idle this long (a client that closed without
+     * DELETE leaves its session open until the extension's 30-minute idle timeout), and is refused
+     * (429) if none has.
+     */
+    @WithDefault("5m")
+    @Seconds
+    Duration reclaimIdleSessionAfter();
   }
 
   interface Retention {

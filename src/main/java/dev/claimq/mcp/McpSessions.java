@@ -1,5 +1,6 @@
 package dev.claimq.mcp;
 
+import dev.claimq.config.ClaimqConfig;
 import io.quarkiverse.mcp.server.runtime.ConnectionManager;
 import io.quarkus.security.identity.SecurityIdentity;
 import io.quarkus.vertx.http.runtime.security.QuarkusHttpUser;
@@ -9,9 +10,9 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import java.util.HashSet;
+import jakarta.inject.Provider;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -22,8 +23,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (McpTransportFailures' 404): it neither reveals the session nor touches it.
  *
  * <p>It also bounds the sessions one key holds open. The extension keeps a session until it has
- * been idle for 30 minutes, and one client opened 10,000 in 23 s: a key at the bound is refused a
- * new one (429) until it ends one (DELETE) or one idles out.
+ * been idle for 30 minutes, and one client opened 10,000 in 23 s. At the bound, an initialize ends
+ * the key's least recently used session if that one has been idle for
+ * claimq.mcp.reclaim-idle-session-after (MCP lets a server end a session: its client meets a 404
+ * and initializes again), and is refused (429) if none has. The official SDKs close a client
+ * without ending its session, so a script that connects often would otherwise lock its key out for
+ * 30 minutes.
  */
 @ApplicationScoped
 public class McpSessions {
@@ -32,6 +37,7 @@ public class McpSessions {
   private static final int AFTER_ENVELOPE = -40;
 
   private final ConnectionManager connections;
+  private final Provider<ClaimqConfig> config; // not yet readable when the router is built
 
   /** The most sessions one key may hold open. */
   static final int MAX_SESSIONS_PER_KEY = 100;
@@ -42,14 +48,18 @@ public class McpSessions {
   /** Each key's sessions, by the name of the key; each guarded by its own lock. */
   private final Map<String, KeySessions> byKey = new ConcurrentHashMap<>();
 
-  /** A key's open sessions, and its initializes under way, whose sessions are not named yet. */
+  /**
+   * A key's open sessions, least recently used first, each with the nanoTime of its last request;
+   * and its initializes under way, whose sessions are not named yet.
+   */
   private static final class KeySessions {
-    final Set<String> ids = new HashSet<>();
+    final LinkedHashMap<String, Long> lastUsed = new LinkedHashMap<>();
     int opening;
   }
 
-  McpSessions(ConnectionManager connections) {
+  McpSessions(ConnectionManager connections, Provider<ClaimqConfig> config) {
     this.connections = connections;
+    this.config = config;
   }
 
   void checkFirst(@Observes Router router) {
@@ -106,6 +116,7 @@ public class McpSessions {
       context.fail(404); // as the extension answers an id it does not know
       return;
     }
+    used(key, session);
     if (context.request().method() == HttpMethod.DELETE) {
       context.addHeadersEndHandler(
           ended -> {
@@ -123,33 +134,60 @@ public class McpSessions {
    */
   private boolean opening(RoutingContext context, String key) {
     KeySessions sessions = byKey.computeIfAbsent(key, k -> new KeySessions());
+    long reclaimAfter = config.get().mcp().reclaimIdleSessionAfter().toNanos();
     int open;
+    String reclaimed = null;
+    long untilReclaimable = 0;
     synchronized (sessions) {
       // Sessions ended while idle are the extension's to forget; here they are found, one key's
       // at a time, by its next initialize.
-      sessions.ids.removeIf(
-          id -> {
-            if (connections.has(id)) {
-              return false;
-            }
-            owners.remove(id);
-            return true;
-          });
-      open = sessions.ids.size() + sessions.opening;
+      sessions
+          .lastUsed
+          .keySet()
+          .removeIf(
+              id -> {
+                if (connections.has(id)) {
+                  return false;
+                }
+                owners.remove(id);
+                return true;
+              });
+      open = sessions.lastUsed.size() + sessions.opening;
+      if (open >= MAX_SESSIONS_PER_KEY && !sessions.lastUsed.isEmpty()) {
+        Map.Entry<String, Long> leastRecent = sessions.lastUsed.entrySet().iterator().next();
+        long idle = System.nanoTime() - leastRecent.getValue();
+        if (idle >= reclaimAfter) {
+          reclaimed = leastRecent.getKey();
+          sessions.lastUsed.remove(reclaimed);
+          owners.remove(reclaimed);
+          open--;
+        } else {
+          untilReclaimable = reclaimAfter - idle;
+        }
+      }
       if (open < MAX_SESSIONS_PER_KEY) {
         sessions.opening++;
       }
     }
+    if (reclaimed != null) {
+      connections.remove(reclaimed); // its next request meets the 404, and initializes again
+    }
     if (open >= MAX_SESSIONS_PER_KEY) {
+      long seconds = Math.max(1, (untilReclaimable + 999_999_999) / 1_000_000_000);
+      context.response().putHeader("Retry-After", Long.toString(seconds));
       McpEnvelope.refuseProblem(
           context,
           429,
           "Too many sessions",
           "This key has "
               + MAX_SESSIONS_PER_KEY
-              + " MCP sessions open, the most one key may hold: end one you no longer use"
-              + " (DELETE /mcp with its Mcp-Session-Id), or reuse it; a session idle for 30"
-              + " minutes ends by itself.");
+              + " MCP sessions open, the most one key may hold, and each was used within the last "
+              + config.get().mcp().reclaimIdleSessionAfter().toSeconds()
+              + " s: end one you no longer use (DELETE /mcp with its Mcp-Session-Id), or reuse"
+              + " it. Past that time idle, the least recently used one is ended to open a new"
+              + " one (in "
+              + seconds
+              + " s, as Retry-After says).");
       return false;
     }
     // Settled once, with the session the answer names: as its headers go out, or at the end of a
@@ -174,7 +212,20 @@ public class McpSessions {
       return 0;
     }
     synchronized (sessions) {
-      return (int) sessions.ids.stream().filter(connections::has).count();
+      return (int) sessions.lastUsed.keySet().stream().filter(connections::has).count();
+    }
+  }
+
+  /** Marks the key's session as used now: the last to be ended to make room for another. */
+  private void used(String key, String session) {
+    KeySessions sessions = byKey.get(key);
+    if (sessions == null) {
+      return;
+    }
+    synchronized (sessions) {
+      if (sessions.lastUsed.remove(session) != null) {
+        sessions.lastUsed.put(session, System.nanoTime());
+      }
     }
   }
 
@@ -186,7 +237,7 @@ public class McpSessions {
       sessions.opening--;
       if (opened != null) {
         owners.put(opened, key);
-        sessions.ids.add(opened);
+        sessions.lastUsed.put(opened, System.nanoTime());
       }
     }
   }

@@ -379,8 +379,14 @@ class McpSessionTest {
         assertThat(refused.headers().firstValue("Content-Type"))
             .hasValue("application/problem+json");
         assertThat(refused.headers().firstValue("Mcp-Session-Id")).isEmpty();
+        // Each was used within claimq.mcp.reclaim-idle-session-after (5 minutes): none is
+        // ended to make room (McpSessionReclaimTest), and the answer says when one may be.
         assertThat(json.readTree(refused.body()).path("detail").asText())
-            .startsWith("This key has 100 MCP sessions open, the most one key may hold: end one");
+            .startsWith(
+                "This key has 100 MCP sessions open, the most one key may hold, and each was used"
+                    + " within the last 300 s: end one");
+        assertThat(refused.headers().firstValue("Retry-After").map(Integer::parseInt))
+            .hasValueSatisfying(seconds -> assertThat(seconds).isBetween(200, 300));
       }
       assertThat(sessions.open("test-elsewhere")).isEqualTo(100);
 
