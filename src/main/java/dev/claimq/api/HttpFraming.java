@@ -115,6 +115,13 @@ public class HttpFraming {
     } else if (request.version() != HttpVersion.HTTP_2
         && request.headers().getAll(HttpHeaders.HOST).size() > 1) {
       answerBadHost(context, "The request carries more than one Host header; send exactly one.");
+    } else if (request.authority() == null && !servedWithoutHost(request.path())) {
+      // HTTP/1.0 needs no Host (HTTP/1.1 without one Vert.x refuses itself, see failed), but the
+      // REST layer builds each request's URI from it: without one, a 500 and an ERROR.
+      answerBadHost(
+          context,
+          "The request has no Host header, which the API needs: send one (HTTP/1.1 asks for it"
+              + " on every request). Health, metrics and the console answer without it.");
     } else if (declaredLength(request) > hardCap) {
       answerTooLarge(context);
     } else if (!refusedFraming(context)) {
@@ -218,6 +225,14 @@ public class HttpFraming {
       String reason = HttpResponseStatus.valueOf(status).reasonPhrase();
       answer(context, status, "about:blank", reason, reason + ".");
     }
+  }
+
+  /**
+   * Paths whose handlers need no Host: health checks and scrapes by load balancers and agents that
+   * send HTTP/1.0 without one (HAProxy's default check does), the document and the console.
+   */
+  private static boolean servedWithoutHost(String path) {
+    return path != null && (path.startsWith("/q/") || path.startsWith("/console"));
   }
 
   private void answerBadHost(RoutingContext context, String detail) {

@@ -3,6 +3,7 @@ package dev.claimq.api;
 import static dev.claimq.Api.uniqueQueue;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.hasSize;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,6 +20,7 @@ import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterEach;
@@ -206,6 +208,38 @@ class RawHttpTest extends AsAdmin {
     Raw response = send("GET /v1/queues HTTP/1.1\r\n" + AUTH + "\r\n");
 
     assertProblem(response, 400);
+  }
+
+  @Test
+  void an_http_1_0_request_without_host_gets_a_problem_400_from_the_api_and_health_answers()
+      throws Exception {
+    // HTTP/1.0 asks for no Host, and Vert.x takes such a request on; the API answered it with a
+    // 500 and an ERROR (its URI is built from the Host).
+    String queue = uniqueQueue("no-host");
+    String body = "{\"dedupeKey\": \"k\", \"payload\": 1}";
+    for (String request :
+        List.of(
+            "GET /v1/me HTTP/1.0\r\n" + AUTH + "\r\n",
+            "OPTIONS / HTTP/1.0\r\n\r\n",
+            "GET /nothing HTTP/1.0\r\n\r\n",
+            "POST /v1/queues/"
+                + queue
+                + "/items HTTP/1.0\r\n"
+                + AUTH
+                + "Content-Type: application/json\r\nContent-Length: "
+                + body.length()
+                + "\r\n\r\n"
+                + body)) {
+      Raw response = send(request);
+      assertThat(response.statusLine()).as(request).startsWith("HTTP/1.0 400 ");
+      assertThat(response.header("content-type")).startsWith("application/problem+json");
+      assertThat(json.readTree(response.body()).path("detail").asText()).contains("Host");
+    }
+    assertNoErrorLogged();
+    // A load balancer's check, as HAProxy sends it by default, still finds the service up.
+    Raw health = send("GET /q/health/ready HTTP/1.0\r\n\r\n");
+    assertThat(health.statusLine()).startsWith("HTTP/1.0 200 ");
+    given().queryParam("queue", queue).get("/v1/items").then().body("items", hasSize(0));
   }
 
   @Test
