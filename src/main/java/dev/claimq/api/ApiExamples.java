@@ -4,6 +4,11 @@ package dev.claimq.api;
 final class ApiExamples {
   private ApiExamples() {}
 
+  /** A claim token as a claim answers one; a request with it is a 409 until a real one is sent. */
+  static final String TOKEN = "qG6d0m1fX2r4b3y-8ZkP0w5cJv7nT9sLhQe1uAaBcDe";
+
+  static final String OTHER_TOKEN = "Zr8pW2kQ5nB0vX7cM3tY9hLsD1fGaJeUoR4iK6wN2bP";
+
   static final String ENQUEUE =
       """
       {"dedupeKey": "welcome-email/user-42",
@@ -105,4 +110,64 @@ final class ApiExamples {
        "nextCursor": null,
        "totals": {"queues": 1,
         "counts": {"held": 0, "pending": 12, "sending": 2, "failed": 1}}}""";
+
+  // Each body below works as shown (a token once a real claim's is pasted in) and is safe to send
+  // from the Swagger UI: a bulk action's example is a dry run, the policy's the service's
+  // defaults with a longer lease.
+
+  static final String ENQUEUE_BATCH =
+      """
+      {"items": [
+        {"dedupeKey": "welcome-email/user-43",
+         "payload": {"to": "grace@example.com", "template": "welcome"}},
+        {"dedupeKey": "welcome-email/user-44",
+         "payload": {"to": "alan@example.com", "template": "welcome"}}]}""";
+
+  static final String INTENT = "{\"claimToken\": \"" + TOKEN + "\"}";
+
+  static final String RELEASE = "{\"claimToken\": \"" + TOKEN + "\", \"delaySeconds\": 30}";
+
+  static final String COMPLETE_BATCH =
+      "{\"items\": [\n"
+          + "  {\"id\": \"4711\", \"claimToken\": \""
+          + TOKEN
+          + "\", \"externalRef\": \"msg_0193\"},\n"
+          + "  {\"id\": \"4712\", \"claimToken\": \""
+          + OTHER_TOKEN
+          + "\", \"externalRef\": \"msg_0194\"}]}";
+
+  static final String FAIL_BATCH =
+      "{\"items\": [\n"
+          + "  {\"id\": \"4711\", \"claimToken\": \""
+          + TOKEN
+          + "\", \"error\": \"SMTP 451: try again later\",\n"
+          + "   \"retryAfterSeconds\": 30}]}";
+
+  static final String POLICY =
+      """
+      {"maxAttempts": 5, "leaseSeconds": 120}""";
+
+  static final String BULK_DRY_RUN =
+      """
+      {"queue": "emails", "state": "failed", "reason": "SMTP 451", "dryRun": true}""";
+
+  static final String BULK_APPROVE_DRY_RUN =
+      """
+      {"queue": "emails", "dryRun": true}""";
+
+  static final String BULK_REJECT_DRY_RUN =
+      """
+      {"queue": "emails", "reason": "not to be sent: campaign withdrawn", "dryRun": true}""";
+
+  static final String RESOLVE =
+      """
+      {"externalRef": "msg_0193", "note": "Provider confirms delivery of msg_0193."}""";
+
+  static final String APPROVE =
+      """
+      {"note": "Checked with the customer."}""";
+
+  static final String REJECT =
+      """
+      {"reason": "Wrong recipient: this customer unsubscribed."}""";
 }

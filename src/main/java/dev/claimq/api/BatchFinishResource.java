@@ -17,6 +17,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -50,6 +54,11 @@ public class BatchFinishResource {
               + " later one answers as its repeat. One statement for the whole batch.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.CompleteBatch.class),
+              examples = @ExampleObject(name = "two sends", value = ApiExamples.COMPLETE_BATCH)))
   public Uni<Views.BatchResults> complete(@Valid @NotNull Requests.CompleteBatch body) {
     List<Long> asked = body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList();
     Instant start = Instant.now();
@@ -89,6 +98,14 @@ public class BatchFinishResource {
               + " for the whole batch.")
   @APIResponse(responseCode = "200", ref = "BatchResults")
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.FailBatch.class),
+              examples =
+                  @ExampleObject(
+                      name = "a provider asking to wait",
+                      value = ApiExamples.FAIL_BATCH)))
   public Uni<Views.BatchResults> fail(@Valid @NotNull Requests.FailBatch body) {
     List<Long> asked = body.items().stream().map(e -> Params.itemIdOrZero(e.id())).toList();
     Instant start = Instant.now();

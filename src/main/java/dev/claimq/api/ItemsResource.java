@@ -469,6 +469,11 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "StaleClaim")
   @Consumes(MediaType.APPLICATION_JSON)
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Intent.class),
+              examples = @ExampleObject(name = "intent", value = ApiExamples.INTENT)))
   public Uni<ItemView> intent(@PathParam("id") String id, @Valid @NotNull Requests.Intent body) {
     long itemId = Params.itemId(id);
     return WorkerThread.call(() -> work.intent(guard.item(itemId), body.claimToken()))
@@ -497,6 +502,11 @@ public class ItemsResource {
   @APIResponse(responseCode = "404", ref = "ItemNotFound")
   @APIResponse(responseCode = "409", ref = "ReleaseRefused")
   @Consumes(MediaType.APPLICATION_JSON)
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Release.class),
+              examples = @ExampleObject(name = "release for 30 s", value = ApiExamples.RELEASE)))
   public Uni<ItemView> release(@PathParam("id") String id, @Valid @NotNull Requests.Release body) {
     long itemId = Params.itemId(id);
     long delay = body.delaySeconds() == null ? 0 : body.delaySeconds();
@@ -643,6 +653,11 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StateConflict")
   @APIResponse(responseCode = "412", ref = "ItemChanged")
   @Consumes(MediaType.APPLICATION_JSON)
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Resolve.class),
+              examples = @ExampleObject(name = "delivered", value = ApiExamples.RESOLVE)))
   public RestResponse<ItemView> resolve(
       @PathParam("id") String id,
       @Valid @NotNull Requests.Resolve body,
@@ -677,6 +692,11 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StateConflict")
   @APIResponse(responseCode = "412", ref = "ItemChanged")
   @Consumes(MediaType.APPLICATION_JSON)
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Approve.class),
+              examples = @ExampleObject(name = "approve", value = ApiExamples.APPROVE)))
   public RestResponse<ItemView> approve(
       @PathParam("id") String id,
       @Valid @NotNull Requests.Approve body,
@@ -708,6 +728,11 @@ public class ItemsResource {
   @APIResponse(responseCode = "409", ref = "StateConflict")
   @APIResponse(responseCode = "412", ref = "ItemChanged")
   @Consumes(MediaType.APPLICATION_JSON)
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Reject.class),
+              examples = @ExampleObject(name = "reject", value = ApiExamples.REJECT)))
   public RestResponse<ItemView> reject(
       @PathParam("id") String id,
       @Valid @NotNull Requests.Reject body,

@@ -21,8 +21,10 @@ import java.util.Set;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -123,6 +125,11 @@ public class OperatorItemsResource {
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "409", ref = "PreviewChanged")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Bulk.class),
+              examples = @ExampleObject(name = "dry run", value = ApiExamples.BULK_DRY_RUN)))
   public Views.BulkResult retry(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.CANCELLED));
     return result(
@@ -151,6 +158,11 @@ public class OperatorItemsResource {
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "409", ref = "PreviewChanged")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Bulk.class),
+              examples = @ExampleObject(name = "dry run", value = ApiExamples.BULK_DRY_RUN)))
   public Views.BulkResult cancel(@Valid @NotNull Requests.Bulk body) {
     ItemFilter filter = filter(body, Set.of(ItemState.FAILED, ItemState.PENDING));
     return result(
@@ -179,6 +191,12 @@ public class OperatorItemsResource {
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "409", ref = "PreviewChanged")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.BulkApprove.class),
+              examples =
+                  @ExampleObject(name = "dry run", value = ApiExamples.BULK_APPROVE_DRY_RUN)))
   public Views.BulkResult approve(@Valid @NotNull Requests.BulkApprove body) {
     return result(
         "approve",
@@ -211,6 +229,11 @@ public class OperatorItemsResource {
       content = @Content(schema = @Schema(implementation = Views.BulkResult.class)))
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "409", ref = "PreviewChanged")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.BulkReject.class),
+              examples = @ExampleObject(name = "dry run", value = ApiExamples.BULK_REJECT_DRY_RUN)))
   public Views.BulkResult reject(@Valid @NotNull Requests.BulkReject body) {
     return result(
         "reject",

@@ -26,8 +26,10 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
 import org.eclipse.microprofile.openapi.annotations.headers.Header;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestResponse;
@@ -172,6 +174,14 @@ public class QueuePolicyResource {
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "412", ref = "PolicyChanged")
   @APIResponse(responseCode = "422", ref = "PolicyDoesNotFit")
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.Policy.class),
+              examples =
+                  @ExampleObject(
+                      name = "five attempts, two-minute leases",
+                      value = ApiExamples.POLICY)))
   public RestResponse<PolicyView> set(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.Policy body,

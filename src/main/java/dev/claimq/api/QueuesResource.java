@@ -287,6 +287,12 @@ public class QueuesResource {
   @APIResponse(responseCode = "400", ref = "InvalidRequest")
   @APIResponse(responseCode = "413", ref = "TooLarge")
   @Parameter(ref = "Traceparent", name = "traceparent", in = ParameterIn.HEADER)
+  @RequestBody(
+      content =
+          @Content(
+              schema = @Schema(implementation = Requests.EnqueueBatch.class),
+              examples =
+                  @ExampleObject(name = "two welcome emails", value = ApiExamples.ENQUEUE_BATCH)))
   public Uni<Views.BatchResults> enqueueBatch(
       @Parameter(ref = "Queue") @PathParam("queue") String queue,
       @Valid @NotNull Requests.EnqueueBatch body,
