@@ -130,6 +130,15 @@ public class McpTransportFailures {
         return;
       }
     }
+    // A proxy that buffers answers (nginx does, by default) would hold a stream of events back
+    // until it ends, which a session's stream never does: this header asks nginx not to.
+    context.addHeadersEndHandler(
+        ended -> {
+          String type = context.response().headers().get(HttpHeaders.CONTENT_TYPE);
+          if (type != null && type.startsWith("text/event-stream")) {
+            context.response().putHeader("X-Accel-Buffering", "no");
+          }
+        });
     context.next();
   }
 

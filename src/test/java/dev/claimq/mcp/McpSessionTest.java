@@ -267,6 +267,8 @@ class McpSessionTest {
     assertThat(opened.statusCode()).isEqualTo(200);
     assertThat(opened.headers().firstValue("Content-Type").orElse(""))
         .startsWith("text/event-stream");
+    // nginx holds a proxied answer in its buffers unless told not to: the stream never arrived.
+    assertThat(opened.headers().firstValue("X-Accel-Buffering")).hasValue("no");
   }
 
   @Test
