@@ -122,7 +122,8 @@ public class AmbiguousRequests {
    * met. Ignored, it would let a client believe its change was conditional.
    */
   private static void refuseIfMatch(ContainerRequestContext request) {
-    if (EntityTags.versions(request.getHeaders().get(EntityTags.IF_MATCH)) != null) {
+    if (EntityTags.tags(EntityTags.IF_MATCH, request.getHeaders().get(EntityTags.IF_MATCH))
+        != null) {
       throw new Outcomes.RefusedException(
           new Outcomes.Status(412, "precondition-failed", "Precondition failed"),
           "This call's answers carry no entity tag, so the entity tags If-Match names cannot"

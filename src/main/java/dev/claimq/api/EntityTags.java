@@ -39,6 +39,18 @@ final class EntityTags {
     if (tags == null) {
       return null;
     }
+    if (tags.stream().allMatch(Tag::weak)) {
+      // Not "it changed since the read": nothing was compared. A proxy that compresses answers
+      // weakens the tags it passes on, and a client sends back what it was given.
+      throw new Outcomes.RefusedException(
+          new Outcomes.Status(412, "precondition-failed", "Precondition failed"),
+          "If-Match names only weak entity tags ("
+              + LogText.oneLine(LogText.shortened(String.join(", ", lines)))
+              + "), and If-Match compares strongly, so a weak tag matches no version: nothing"
+              + " was done. A proxy that compresses answers marks the ETags it passes on weak"
+              + " (W/): claimq's tags are versions, so send the tag you read without W/, or have"
+              + " the proxy leave claimq's answers uncompressed.");
+    }
     return tags.stream()
         .filter(tag -> !tag.weak() && VERSION.matcher(tag.opaque()).matches())
         .mapToLong(tag -> Long.parseLong(tag.opaque()))

@@ -12,6 +12,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
 
 import dev.claimq.AsAdmin;
 import dev.claimq.Race;
@@ -200,6 +201,22 @@ class ItemIfMatchTest extends AsAdmin {
     problem(change(id, "resolve", tag(id), Map.of()), 409, "state-conflict");
     problem(change(id, "approve", tag(id), Map.of()), 409, "state-conflict");
     item(id).then().body("state", equalTo("pending"));
+  }
+
+  @Test
+  void a_weak_tag_matches_no_version_and_the_refusal_says_so_not_that_it_changed() {
+    String id = failedItem(uniqueQueue("etag-weak"));
+    String weak = "W/" + tag(id);
+    for (String action : List.of("retry", "cancel")) {
+      problem(change(id, action, weak, null), 412, "precondition-failed")
+          .body("detail", containsString("only weak entity tags (" + weak + ")"))
+          .body("detail", not(containsString("changed since")));
+    }
+    problem(given().header("If-Match", weak).get("/v1/items/{id}", id), 412, "precondition-failed");
+    item(id).then().body("state", equalTo("failed"));
+    assertThat(actionsOn(id)).isEmpty();
+    // Beside a strong tag of its version, a weak one is passed over: the change is made.
+    change(id, "retry", weak + ", " + tag(id), null).then().statusCode(200);
   }
 
   @Test

@@ -106,7 +106,10 @@ class PolicyIfMatchTest extends AsAdmin {
   void a_weak_tag_or_one_that_is_no_version_matches_nothing() {
     String queue = uniqueQueue("etag");
     put(queue, Map.of("maxAttempts", 3), null).then().statusCode(200); // version 1
-    problem(put(queue, Map.of("maxAttempts", 4), "W/\"1\""), 412, "policy-changed");
+    // Not "it changed": a weak tag is never compared, and the detail says why it might be weak.
+    problem(put(queue, Map.of("maxAttempts", 4), "W/\"1\""), 412, "precondition-failed")
+        .body("detail", containsString("weak"))
+        .body("detail", containsString("proxy that compresses"));
     problem(put(queue, Map.of("maxAttempts", 4), "\"one\""), 412, "policy-changed");
     problem(put(queue, Map.of("maxAttempts", 4), "\"01\""), 412, "policy-changed");
     read(queue).then().header("ETag", "\"1\"").body("maxAttempts", equalTo(3));

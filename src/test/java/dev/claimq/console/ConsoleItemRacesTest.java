@@ -208,6 +208,22 @@ class ConsoleItemRacesTest extends ConsoleRacesTest {
     assertThat(browser.visible(By.id("main")).getText()).doesNotContain("<");
   }
 
+  @Test
+  void behind_a_proxy_that_weakens_entity_tags_an_action_is_still_made() throws Exception {
+    // nginx with gzip on passes ETag "8151" on as W/"8151"; If-Match compares strongly, and every
+    // action the console sent back with the tag it was given was a 412 "it changed".
+    String id = Seed.failed(uniqueQueue("weak"), "w/1", "mailer-1", "mailbox full");
+    relay.weakenEntityTags();
+    Browser browser = signedIn("items/" + id);
+    browser.click(By.id("retry"));
+    actedOnce(
+        browser,
+        id,
+        "retry",
+        "pending",
+        "Item " + id + " is pending again: a worker will claim it.");
+  }
+
   /**
    * Presses Retry on the item's page while its retry meets this fate: the page says so, and shows
    * the item as retried, exactly once, as it was.

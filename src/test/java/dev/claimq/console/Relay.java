@@ -57,6 +57,7 @@ final class Relay implements AutoCloseable {
   private final Set<String> once = ConcurrentHashMap.newKeySet();
   private final Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> answered = new ConcurrentHashMap<>();
+  private volatile boolean weakTags;
 
   Relay(URI target) {
     this.target = target;
@@ -78,6 +79,14 @@ final class Relay implements AutoCloseable {
   /** From now on, every such request has this fate. */
   void on(String method, String path, Fate fate) {
     fates.put(method + " " + path, fate);
+  }
+
+  /**
+   * From now on, every ETag passed on is marked weak (W/"7"), as a proxy that compresses answers
+   * marks them (nginx with gzip on).
+   */
+  void weakenEntityTags() {
+    weakTags = true;
   }
 
   /** The next such request has this fate; the ones after it go through as they came. */
@@ -121,6 +130,10 @@ final class Relay implements AutoCloseable {
           .map()
           .forEach(
               (name, values) -> {
+                if (weakTags && name.equalsIgnoreCase("ETag")) {
+                  values =
+                      values.stream().map(tag -> tag.startsWith("W/") ? tag : "W/" + tag).toList();
+                }
                 if (!NOT_RELAYED.contains(name.toLowerCase()) && !name.startsWith(":")) {
                   exchange.getResponseHeaders().put(name, values);
                 }

@@ -77,7 +77,8 @@ export function whenUnauthorized(handler) {
  * shown exactly (payload numbers that a double would round). A request body's Typed numbers are
  * sent as their digits (json.js). Query values that are undefined, null or '' are left out; every
  * other value is sent as given. `ifMatch`, when given, is sent as the If-Match header: the ETag of
- * the read a change was made from.
+ * the read a change was made from. A proxy that compresses answers marks that tag weak (W/"7"),
+ * which If-Match never matches; claimq's tags are versions, so the tag goes back strong.
  */
 export async function call(path, { method = 'GET', query, body, ifMatch } = {}) {
   const url = new URL(path.replace(/^\//, ''), root);
@@ -85,7 +86,7 @@ export async function call(path, { method = 'GET', query, body, ifMatch } = {}) 
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, value);
   }
   const headers = { Accept: 'application/json' };
-  if (ifMatch) headers['If-Match'] = ifMatch;
+  if (ifMatch) headers['If-Match'] = ifMatch.replace(/^W\//, '');
   const key = session.key();
   if (key) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
