@@ -213,7 +213,8 @@ public class Conformance {
             new SigtermFinishes(),
             new KeepsSecrets(),
             new SaysWhenSendIsUnknown(),
-            new SigtermMidReport());
+            new SigtermMidReport(),
+            new ReportsItsOwnSendAfterAlreadySent());
   }
 
   /** Whether a worker sent SIGTERM has exited, or had its grace and is judged anyway. */
@@ -833,32 +834,40 @@ public class Conformance {
     }
   }
 
+  /**
+   * An item whose earlier attempt's late complete arrives while this attempt's send hangs:
+   * heartbeats say alreadySent from then on, and the send then ends with this answer.
+   */
+  static void alreadySentWhileSending(Run run, String to, Answer then) {
+    Item item = run.claimq.enqueue(Map.of("to", to));
+    item.earlierAttempt(run.claimq.instant(-120), "expired", null);
+    item.alreadySentOnHeartbeat = alreadySent(1, "snd_earlier_" + item.id);
+    run.provider.script(
+        item.idempotencyKey,
+        send -> {
+          double until = run.now() + 3.0 * Math.max(1, item.leaseSeconds);
+          while (run.timeline.count(e -> e.operation.equals("heartbeat") && e.status == 200) == 0
+              && run.now() < until) {
+            sleep(0.05);
+          }
+          sleep(0.3);
+          return then;
+        });
+  }
+
   static final class AlreadySentOnHeartbeat extends Scenario {
     AlreadySentOnHeartbeat() {
       super(
           8,
           "already-sent-on-heartbeat",
           Level.INTENT,
-          "alreadySent on a heartbeat: complete with that externalRef, never send again");
+          "alreadySent on a heartbeat, its own send failed: complete with that externalRef,"
+              + " never send again");
     }
 
     void setUp(Run run) {
-      Item item = run.claimq.enqueue(Map.of("to", "late-success@example.com"));
-      item.earlierAttempt(run.claimq.instant(-120), "expired", null);
-      // While this attempt's send hangs, the earlier attempt's late complete arrives: heartbeats
-      // now say so. The send in flight then fails, as a provider's timeout would.
-      item.alreadySentOnHeartbeat = alreadySent(1, "snd_earlier_" + item.id);
-      run.provider.script(
-          item.idempotencyKey,
-          send -> {
-            double until = run.now() + 3.0 * Math.max(1, item.leaseSeconds);
-            while (run.timeline.count(e -> e.operation.equals("heartbeat") && e.status == 200) == 0
-                && run.now() < until) {
-              sleep(0.05);
-            }
-            sleep(0.3);
-            return Answer.unavailable(1);
-          });
+      // The send in flight fails, as a provider's timeout would.
+      alreadySentWhileSending(run, "late-success@example.com", Answer.unavailable(1));
     }
 
     boolean settled(Run run) {
@@ -886,6 +895,50 @@ public class Conformance {
             ref, item.state, quoted(item.externalRef));
       }
       return Verdict.pass("completed with the earlier send's externalRef " + ref);
+    }
+  }
+
+  static final class ReportsItsOwnSendAfterAlreadySent extends Scenario {
+    ReportsItsOwnSendAfterAlreadySent() {
+      super(
+          14,
+          "reports-its-own-send-after-already-sent",
+          Level.INTENT,
+          "alreadySent on a heartbeat while its own send goes out: complete with its own"
+              + " externalRef, so that the second send is counted");
+    }
+
+    void setUp(Run run) {
+      // The send in flight goes through all the same: the provider took two.
+      alreadySentWhileSending(run, "twice@example.com", Answer.created());
+    }
+
+    boolean settled(Run run) {
+      return run.claimq.items().get(0).finished();
+    }
+
+    Verdict judge(Run run) {
+      Item item = run.claimq.items().get(0);
+      String earlier = "snd_earlier_" + item.id;
+      if (run.timeline.count(e -> e.operation.equals("heartbeat") && e.status == 200) == 0) {
+        return Verdict.fail("no heartbeat during a send of 3x the lease, so it never saw alreadySent");
+      }
+      List<Send> sends = run.provider.sendsOf(item.idempotencyKey);
+      if (sends.size() != 1) {
+        return Verdict.fail("sent %d times: its own send, once, was all there was to make", sends.size());
+      }
+      String own = sends.get(0).id();
+      if (!"done".equals(item.state) || !own.equals(item.externalRef)) {
+        return Verdict.fail(
+            "its own send went out as %s after a heartbeat said attempt 1 sent it as %s; the item"
+                + " is %s with externalRef %s%s",
+            own,
+            earlier,
+            item.state,
+            quoted(item.externalRef),
+            earlier.equals(item.externalRef) ? ": the second send is hidden, counted nowhere" : "");
+      }
+      return Verdict.pass("completed with its own send's externalRef " + own + ": claimq counts it");
     }
   }
 

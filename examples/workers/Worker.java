@@ -204,8 +204,15 @@ public class Worker {
       }
     }
     String sent = earlierSend.get();
-    if (sent != null) {
-      // That earlier send is the item's send, whatever this one did: complete with it.
+    if (sent != null && outcome.kind().equals("done")) {
+      // Told too late: this send went out as well. Its own reference is reported, so that
+      // claimq counts a second send (duplicateSends) where the provider made one.
+      log(
+          String.format(
+              "item %s: attempt %s sent it too; completing with this send's reference",
+              item.id(), field(sent, "attempt")));
+    } else if (sent != null) {
+      // That earlier send is the item's send, and this one did not go out: complete with it.
       log(
           String.format(
               "item %s: completing with attempt %s's send instead of this send's outcome (%s)",

@@ -293,8 +293,13 @@ async function workOn(item) {
   } finally {
     earlierSend = await stopHeartbeat();
   }
-  if (earlierSend) {
-    // That earlier send is the item's send, whatever this one did: complete with it.
+  if (earlierSend && result.outcome === 'done') {
+    // Told too late: this send went out as well. Its own reference is reported, so that claimq
+    // counts a second send (duplicateSends) where the provider made one.
+    log(`item ${item.id}: attempt ${earlierSend.attempt} sent it too;`
+      + ' completing with this send\'s reference');
+  } else if (earlierSend) {
+    // That earlier send is the item's send, and this one did not go out: complete with it.
     log(`item ${item.id}: completing with attempt ${earlierSend.attempt}'s send`
       + ` instead of this send's outcome (${result.outcome})`);
     result = { outcome: 'done', externalRef: earlierSend.externalRef ?? undefined };

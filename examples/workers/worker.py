@@ -278,8 +278,13 @@ def work_on(claimq, item, lease_seconds, claim):
     finally:
         finished.set()
         heartbeat.join()
-    if earlier_send:
-        # That earlier send is the item's send, whatever this one did: complete with it.
+    if earlier_send and outcome == "done":
+        # Told too late: this send went out as well. Its own reference is reported, so that
+        # claimq counts a second send (duplicateSends) where the provider made one.
+        log("item %s: attempt %s sent it too; completing with this send's reference"
+            % (item["id"], earlier_send[0].get("attempt")))
+    elif earlier_send:
+        # That earlier send is the item's send, and this one did not go out: complete with it.
         log("item %s: completing with attempt %s's send instead of this send's outcome (%s)"
             % (item["id"], earlier_send[0].get("attempt"), outcome))
         outcome, detail, retry_after = done(earlier_send[0].get("externalRef"))

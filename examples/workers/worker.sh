@@ -354,8 +354,14 @@ work_on() {
   if [ -z "$outcome" ]; then
     outcome=unknown; detail="the send ended without an outcome (killed?); the provider may have acted"
   fi
-  if [ -s "$tmp/heartbeat_sent" ]; then
-    # That earlier send is the item's send, whatever this one did: complete with it.
+  if [ -s "$tmp/heartbeat_sent" ] && [ "$outcome" = done ]; then
+    # Told too late: this send went out as well. Its own reference is reported (below), so that
+    # claimq counts a second send (duplicateSends) where the provider made one.
+    read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
+    log "item $id: attempt $sent_attempt sent it too; completing with this send's reference"
+  fi
+  if [ -s "$tmp/heartbeat_sent" ] && [ "$outcome" != done ]; then
+    # That earlier send is the item's send, and this one did not go out: complete with it.
     read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
     log "item $id: completing with attempt $sent_attempt's send instead of this send's outcome ($outcome)"
     body="{\"claimToken\": \"$token\", \"externalRef\": $sent_ref}"
