@@ -83,8 +83,14 @@ final class Outcomes {
               + item.id
               + " (the item is now "
               + item.state.wireName()
-              + "), but your externalRef was recorded as a late success of your attempt: the"
-              + " send is not repeated. Do not resend.";
+              + (item.externalRef == null
+                  ? ""
+                  : ", with externalRef '"
+                      + LogText.oneLine(LogText.shortened(item.externalRef))
+                      + "'")
+              + "), but your externalRef was recorded as a late success of your attempt. Do not"
+              + " resend. If the item is done with another externalRef than yours, the provider"
+              + " took two sends, and claimq counts the second (duplicateSends).";
       case NOT_RETRYABLE ->
           item.prunedAt != null
               ? "Item "

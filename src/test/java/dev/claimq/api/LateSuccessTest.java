@@ -200,10 +200,14 @@ class LateSuccessTest extends AsAdmin {
     String id = done.id();
     String stale = done.staleToken();
 
-    for (int repeat = 0; repeat < 2; repeat++) {
-      problem(
-          complete(id, Map.of("claimToken", stale, "externalRef", "msg_old")), 409, "stale-claim");
-    }
+    // Not "the send is not repeated": it was, and the answer says how to tell.
+    problem(complete(id, Map.of("claimToken", stale, "externalRef", "msg_old")), 409, "stale-claim")
+        .body("detail", containsString("(the item is now done, with externalRef 'msg_new')"))
+        .body("detail", containsString("the provider took two sends"))
+        .body("detail", org.hamcrest.Matchers.not(containsString("not repeated")));
+    // Its repeat records nothing more.
+    problem(
+        complete(id, Map.of("claimToken", stale, "externalRef", "msg_old")), 409, "stale-claim");
 
     item(id)
         .then()
