@@ -7,6 +7,7 @@ import static dev.claimq.Api.item;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static dev.claimq.api.HostileRequests.concat;
+import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -311,6 +312,28 @@ class StoredAsSentTest extends AsAdmin {
       assertThat(again.statusCode()).as(number + " as answered: " + again.body()).isEqualTo(200);
       assertThat(answeredNumber(again)).isEqualTo(answered);
     }
+  }
+
+  @Test
+  void a_payload_key_of_100000_characters_is_stored_as_sent() throws Exception {
+    // Jackson refused member names past 50,000 characters, in its own words.
+    String queue = uniqueQueue("long-key");
+    String key = "k".repeat(99_999) + "é";
+    String id =
+        given()
+            .contentType("application/json")
+            .body(json.writeValueAsString(Map.of("dedupeKey", "long", "payload", Map.of(key, "v"))))
+            .post("/v1/queues/{queue}/items", queue)
+            .then()
+            .statusCode(201)
+            .extract()
+            .path("id");
+    JsonNode payload =
+        dev.claimq.Api.longNames()
+            .readTree(given().get("/v1/items/{id}", id).asString())
+            .path("payload");
+    assertThat(payload.size()).isEqualTo(1);
+    assertThat(payload.path(key).asText()).as("the value under the key as sent").isEqualTo("v");
   }
 
   @Test
