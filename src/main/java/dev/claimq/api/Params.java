@@ -67,6 +67,14 @@ final class Params {
    * syntax allows it, and Java's time (so the stored one) has none. Only the refusal's words depend
    * on it.
    */
+  /** A time written with more than nine fraction digits, which Java's time does not read. */
+  private static final Pattern MORE_THAN_NANOSECONDS =
+      Pattern.compile(
+          "\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}\\.\\d{10,}([Zz]|[+-]\\d{2}:\\d{2})");
+
+  /** A date and a time separated by a space, which RFC 3339's grammar does not have. */
+  private static final Pattern SPACED = Pattern.compile("\\d{4}-\\d{2}-\\d{2} \\d{2}:");
+
   private static boolean isLeapSecond(String value) {
     // Seconds at 17 and 18: a four-digit year, then -MM-DDTHH:MM: (the only years stored).
     if (value.length() < 20 || !value.startsWith("60", 17)) {
@@ -258,10 +266,24 @@ final class Params {
                 + LogText.shortened(value)
                 + "'.");
       }
+      if (MORE_THAN_NANOSECONDS.matcher(value).matches()) {
+        // RFC 3339 allows any number of fraction digits; none past the microsecond is kept.
+        throw new BadRequestException(
+            field,
+            field
+                + " has more precision than the microseconds that are stored; got '"
+                + LogText.shortened(value)
+                + "'.");
+      }
       throw new BadRequestException(
           field,
           field
-              + " must be an RFC 3339 timestamp with an offset, such as 2026-11-30T09:00:00Z; got '"
+              + " must be an RFC 3339 timestamp with an offset, such as 2026-11-30T09:00:00Z"
+              + (SPACED.matcher(value).lookingAt()
+                  ? " ('T' between the date and the time, as RFC 3339's grammar has it, not a"
+                      + " space)"
+                  : "")
+              + "; got '"
               + LogText.shortened(value)
               + "'.");
     }

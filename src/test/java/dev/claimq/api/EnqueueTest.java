@@ -350,6 +350,21 @@ class EnqueueTest extends AsAdmin {
           .body("errors[0].field", equalTo("runAt"))
           .body("detail", containsString("RFC 3339"));
     }
+    // A space for the T is said to be the fault, and ten fraction digits, which RFC 3339 allows,
+    // are refused for their precision, not said to be something other than RFC 3339, as they were.
+    problem(
+            enqueue(queue, Map.of("dedupeKey", "k", "payload", 1, "runAt", "2030-01-01 09:00:00Z")),
+            400,
+            "invalid-request")
+        .body("detail", containsString("'T' between the date and the time"));
+    problem(
+            enqueue(
+                queue,
+                Map.of("dedupeKey", "k", "payload", 1, "runAt", "2030-01-01T09:00:00.1234567891Z")),
+            400,
+            "invalid-request")
+        .body("errors[0].field", equalTo("runAt"))
+        .body("detail", containsString("more precision than the microseconds that are stored"));
     // A leap second is RFC 3339: refused all the same (Java's time has none), but not said to be
     // something other than RFC 3339, as it was.
     problem(
