@@ -1,5 +1,6 @@
 package dev.claimq.mcp;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.claimq.config.ClaimqConfig;
 import io.quarkiverse.mcp.server.runtime.ConnectionManager;
 import io.quarkus.security.identity.SecurityIdentity;
@@ -101,6 +102,19 @@ public class McpSessions {
     }
     String session = context.request().getHeader(McpTransportFailures.SESSION_HEADER);
     if (session == null) {
+      JsonNode message = context.get(McpEnvelope.MESSAGE);
+      if (message != null && requests(message) && !initializes(message)) {
+        // Streamable HTTP: a server that needs sessions answers such a request 400. The
+        // extension answered 200 with "method not found", which reads as an unknown method.
+        McpEnvelope.refuseProblem(
+            context,
+            400,
+            "Bad Request",
+            "The request has no Mcp-Session-Id, and every request but initialize belongs to a"
+                + " session: send initialize first (without Mcp-Session-Id), then the id its"
+                + " answer gives in the Mcp-Session-Id header of every request after it.");
+        return;
+      }
       // The extension opens a session for a POST without one, whatever it holds (an
       // initialize, alone or in a batch): each such POST counts against the key's bound.
       if (context.request().method() == HttpMethod.POST && !opening(context, key)) {
@@ -203,6 +217,32 @@ public class McpSessions {
     context.addHeadersEndHandler(ended -> settle.run());
     context.addEndHandler(ended -> settle.run());
     return true;
+  }
+
+  /** Whether the message, or a message of the batch, is a request (not a notification). */
+  private static boolean requests(JsonNode message) {
+    if (message.isArray()) {
+      for (JsonNode each : message) {
+        if (requests(each)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return message.has("method") && message.has("id");
+  }
+
+  /** Whether the message, or a message of the batch, is an initialize. */
+  private static boolean initializes(JsonNode message) {
+    if (message.isArray()) {
+      for (JsonNode each : message) {
+        if (initializes(each)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return "initialize".equals(message.path("method").textValue());
   }
 
   /** How many sessions the key (by its name) holds open now. */

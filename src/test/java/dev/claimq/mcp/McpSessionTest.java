@@ -136,6 +136,22 @@ class McpSessionTest {
   }
 
   @Test
+  void a_request_without_a_session_other_than_initialize_is_a_400_saying_to_initialize()
+      throws Exception {
+    String queue = uniqueQueue("mcp-no-session");
+    int open = sessions.open("dev-agent");
+    String ping = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}";
+    for (String request : List.of(enqueue(2, queue), ping, "[" + ping + "," + INITIALIZED + "]")) {
+      // The extension answered 200 "method not found", which reads as an unknown method.
+      assertThat(problem(post(AGENT, null, request), 400).path("detail").asText())
+          .as(request)
+          .startsWith("The request has no Mcp-Session-Id, and every request but initialize");
+    }
+    assertThat(McpClients.rows(database, queue)).isZero();
+    assertThat(sessions.open("dev-agent")).as("sessions opened").isEqualTo(open);
+  }
+
+  @Test
   void a_notification_is_never_answered_alone_or_in_a_batch() throws Exception {
     String queue = uniqueQueue("mcp-notify");
     String unknown = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}";
