@@ -74,6 +74,10 @@ public class StrictJson implements ObjectMapperCustomizer {
       }
     }
     mapper.getFactory().setStreamReadConstraints(numbersBounded(mapper.getFactory()));
+    // Jackson keeps every new member name in a table the factory reuses for later bodies; with
+    // names as long as strings (numbersBounded), a caller sending distinct long keys would fill
+    // the heap with them (about 2 MB a name, kept). Names are read afresh for each body instead.
+    mapper.getFactory().disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES);
     mapper.registerModule(
         new SimpleModule("claimq-storable")
             .addDeserializer(String.class, new StorableText(false))
