@@ -115,7 +115,7 @@ public class HttpFraming {
     } else if (request.version() != HttpVersion.HTTP_2
         && request.headers().getAll(HttpHeaders.HOST).size() > 1) {
       answerBadHost(context, "The request carries more than one Host header; send exactly one.");
-    } else if (request.authority() == null && !servedWithoutHost(request.path())) {
+    } else if (request.authority() == null && !servedWithoutHost(context.normalizedPath())) {
       // HTTP/1.0 needs no Host (HTTP/1.1 without one Vert.x refuses itself, see failed), but the
       // REST layer builds each request's URI from it: without one, a 500 and an ERROR.
       answerBadHost(
@@ -228,8 +228,9 @@ public class HttpFraming {
   }
 
   /**
-   * Paths whose handlers need no Host: health checks and scrapes by load balancers and agents that
-   * send HTTP/1.0 without one (HAProxy's default check does), the document and the console.
+   * Paths (as routed: /q/../v1/me is /v1/me) whose handlers need no Host: health checks and scrapes
+   * by load balancers and agents that send HTTP/1.0 without one (HAProxy's default check does), the
+   * document and the console.
    */
   private static boolean servedWithoutHost(String path) {
     return path != null && (path.startsWith("/q/") || path.startsWith("/console"));

@@ -220,6 +220,9 @@ class RawHttpTest extends AsAdmin {
     for (String request :
         List.of(
             "GET /v1/me HTTP/1.0\r\n" + AUTH + "\r\n",
+            // Routed by the normalized path: these are /v1/me too.
+            "GET /q/../v1/me HTTP/1.0\r\n" + AUTH + "\r\n",
+            "GET /console/../v1/me HTTP/1.0\r\n" + AUTH + "\r\n",
             "OPTIONS / HTTP/1.0\r\n\r\n",
             "GET /nothing HTTP/1.0\r\n\r\n",
             "POST /v1/queues/"
