@@ -15,6 +15,7 @@ import java.time.temporal.ChronoField;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Locale;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -62,18 +63,47 @@ final class Params {
 
   private Params() {}
 
+  /** A time's fraction of more than nine digits (group 1), which Java's time does not read. */
+  private static final Pattern MORE_THAN_NANOSECONDS =
+      Pattern.compile(
+          "\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}\\.(\\d{10,})([Zz]|[+-]\\d{2}:\\d{2})");
+
+  /** A date and a time separated by a space, which RFC 3339's grammar does not have. */
+  private static final Pattern SPACED = Pattern.compile("\\d{4}-\\d{2}-\\d{2} \\d{2}:");
+
   /**
    * Whether the value is RFC 3339's date-time but for its second being 60, a leap second: the
    * syntax allows it, and Java's time (so the stored one) has none. Only the refusal's words depend
    * on it.
    */
-  /** A time written with more than nine fraction digits, which Java's time does not read. */
-  private static final Pattern MORE_THAN_NANOSECONDS =
-      Pattern.compile(
-          "\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}\\.\\d{10,}([Zz]|[+-]\\d{2}:\\d{2})");
-
-  /** A date and a time separated by a space, which RFC 3339's grammar does not have. */
-  private static final Pattern SPACED = Pattern.compile("\\d{4}-\\d{2}-\\d{2} \\d{2}:");
+  /**
+   * Why a time that is RFC 3339 but for a fraction of more than nine digits (RFC 3339 allows any
+   * number) is not taken; null when it is not such a time. Only the refusal's words depend on it.
+   */
+  private static String tooManyFractionDigits(String field, String value) {
+    Matcher written = MORE_THAN_NANOSECONDS.matcher(value);
+    if (!written.matches()) {
+      return null;
+    }
+    String digits = written.group(1);
+    try {
+      // The rest of it must be a time, for the fraction to be what is wrong.
+      OffsetDateTime.parse(
+          value.substring(0, written.start(1) + 9) + value.substring(written.end(1)), RFC_3339);
+    } catch (DateTimeParseException e) {
+      return null;
+    }
+    return digits.substring(6).chars().allMatch(digit -> digit == '0')
+        ? field
+            + " has more than nine fraction digits, which are not read here: send six at most"
+            + " (microseconds are what is stored); got '"
+            + LogText.shortened(value)
+            + "'."
+        : field
+            + " has more precision than the microseconds that are stored; got '"
+            + LogText.shortened(value)
+            + "'.";
+  }
 
   private static boolean isLeapSecond(String value) {
     // Seconds at 17 and 18: a four-digit year, then -MM-DDTHH:MM: (the only years stored).
@@ -266,14 +296,9 @@ final class Params {
                 + LogText.shortened(value)
                 + "'.");
       }
-      if (MORE_THAN_NANOSECONDS.matcher(value).matches()) {
-        // RFC 3339 allows any number of fraction digits; none past the microsecond is kept.
-        throw new BadRequestException(
-            field,
-            field
-                + " has more precision than the microseconds that are stored; got '"
-                + LogText.shortened(value)
-                + "'.");
+      String tooManyDigits = tooManyFractionDigits(field, value);
+      if (tooManyDigits != null) {
+        throw new BadRequestException(field, tooManyDigits);
       }
       throw new BadRequestException(
           field,

@@ -365,6 +365,21 @@ class EnqueueTest extends AsAdmin {
             "invalid-request")
         .body("errors[0].field", equalTo("runAt"))
         .body("detail", containsString("more precision than the microseconds that are stored"));
+    // Ten digits of microseconds and zeros are no finer a time, and a bad date is no fraction.
+    problem(
+            enqueue(
+                queue,
+                Map.of("dedupeKey", "k", "payload", 1, "runAt", "2030-01-01T09:00:00.1234560000Z")),
+            400,
+            "invalid-request")
+        .body("detail", containsString("more than nine fraction digits"));
+    problem(
+            enqueue(
+                queue,
+                Map.of("dedupeKey", "k", "payload", 1, "runAt", "2030-13-01T09:00:00.1234567891Z")),
+            400,
+            "invalid-request")
+        .body("detail", containsString("must be an RFC 3339 timestamp"));
     // A leap second is RFC 3339: refused all the same (Java's time has none), but not said to be
     // something other than RFC 3339, as it was.
     problem(
