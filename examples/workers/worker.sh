@@ -354,12 +354,6 @@ work_on() {
   if [ -z "$outcome" ]; then
     outcome=unknown; detail="the send ended without an outcome (killed?); the provider may have acted"
   fi
-  if [ -s "$tmp/heartbeat_sent" ] && [ "$outcome" = done ]; then
-    # Told too late: this send went out as well. Its own reference is reported (below), so that
-    # claimq counts a second send (duplicateSends) where the provider made one.
-    read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
-    log "item $id: attempt $sent_attempt sent it too; completing with this send's reference"
-  fi
   if [ -s "$tmp/heartbeat_sent" ] && [ "$outcome" != done ]; then
     # That earlier send is the item's send, and this one did not go out: complete with it.
     read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
@@ -368,6 +362,12 @@ work_on() {
     finish "/v1/items/$id/complete" "$body" "$traceparent"; status=$finished
     [ "$status" = 200 ] && log "item $id: done (${sent_ref//\"/})"
   elif [ "$outcome" = done ]; then
+    if [ -s "$tmp/heartbeat_sent" ]; then
+      # Told too late: this send went out as well. Its own reference is reported, so that
+      # claimq counts a second send (duplicateSends) where the provider made one.
+      read -r sent_attempt sent_ref < "$tmp/heartbeat_sent"
+      log "item $id: attempt $sent_attempt sent it too; completing with this send's reference"
+    fi
     body="{\"claimToken\": \"$token\"${detail:+, \"externalRef\": $(json_string "$detail")}}"
     finish "/v1/items/$id/complete" "$body" "$traceparent"; status=$finished
     [ "$status" = 200 ] && log "item $id: done ($detail)"

@@ -10,8 +10,10 @@ import java.util.regex.Pattern;
  * The entity tag of a queue policy's or an item's version, {@code "7"} for version 7, and the
  * If-Match that names it (RFC 9110, 8.8.3 and 13.1.1): a list of entity tags, or {@code *}. Tags
  * are compared strongly, so a weak one ({@code W/"7"}) or one that is no version of ours matches
- * nothing; one that is not an entity tag at all is refused with 400, since guessing what it meant
- * could overwrite a change. If-None-Match (13.1.2) is read the same way.
+ * nothing (an If-Match of weak tags alone is refused at once, with a 412 that says why: a proxy
+ * that compresses answers makes them); one that is not an entity tag at all is refused with 400,
+ * since guessing what it meant could overwrite a change. If-None-Match (13.1.2) is read the same
+ * way.
  */
 final class EntityTags {
   static final String IF_MATCH = "If-Match";

@@ -207,12 +207,13 @@ public interface ClaimqConfig {
   interface Mcp {
     /**
      * A key holds at most 100 MCP sessions on an instance. At that bound, an initialize ends the
-     * key's least recently used session if it has been idle this long (a client that closed without
-     * DELETE leaves its session open until the extension's 30-minute idle timeout), and is refused
-     * (429) if none has.
+     * key's least recently used session with no request or stream in progress if it has been idle
+     * this long (a client that closed without DELETE leaves its session open until the extension's
+     * 30-minute idle timeout), and is refused (429) if none has. Under 30 minutes, or the extension
+     * would end the session first.
      */
     @WithDefault("5m")
-    @Seconds
+    @Seconds(max = 1799)
     Duration reclaimIdleSessionAfter();
   }
 

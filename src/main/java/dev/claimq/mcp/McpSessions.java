@@ -12,6 +12,7 @@ import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Provider;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,9 +26,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>It also bounds the sessions one key holds open. The extension keeps a session until it has
  * been idle for 30 minutes, and one client opened 10,000 in 23 s. At the bound, an initialize ends
- * the key's least recently used session if that one has been idle for
- * claimq.mcp.reclaim-idle-session-after (MCP lets a server end a session: its client meets a 404
- * and initializes again), and is refused (429) if none has. The official SDKs close a client
+ * the key's least recently used session with no request or stream in progress, if that one has been
+ * idle for claimq.mcp.reclaim-idle-session-after (MCP lets a server end a session: its client meets
+ * a 404 and initializes again), and is refused (429) if none has. The official SDKs close a client
  * without ending its session, so a script that connects often would otherwise lock its key out for
  * 30 minutes.
  */
@@ -50,11 +51,16 @@ public class McpSessions {
   private final Map<String, KeySessions> byKey = new ConcurrentHashMap<>();
 
   /**
-   * A key's open sessions, least recently used first, each with the nanoTime of its last request;
-   * and its initializes under way, whose sessions are not named yet.
+   * A key's open sessions, least recently used first, each with the nanoTime its last request began
+   * or ended; those with requests or streams in progress; and its initializes under way, whose
+   * sessions are not named yet.
    */
   private static final class KeySessions {
     final LinkedHashMap<String, Long> lastUsed = new LinkedHashMap<>();
+
+    /** Requests and streams in progress, by session. */
+    final Map<String, Integer> inUse = new HashMap<>();
+
     int opening;
   }
 
@@ -130,7 +136,12 @@ public class McpSessions {
       context.fail(404); // as the extension answers an id it does not know
       return;
     }
-    used(key, session);
+    if (!using(key, session)) {
+      context.fail(404); // ended a moment ago to make room for another of the key's sessions
+      return;
+    }
+    // A request, or a stream, in progress: the session is in use until it ends.
+    context.addEndHandler(ended -> done(key, session));
     if (context.request().method() == HttpMethod.DELETE) {
       context.addHeadersEndHandler(
           ended -> {
@@ -167,16 +178,26 @@ public class McpSessions {
                 return true;
               });
       open = sessions.lastUsed.size() + sessions.opening;
-      if (open >= MAX_SESSIONS_PER_KEY && !sessions.lastUsed.isEmpty()) {
-        Map.Entry<String, Long> leastRecent = sessions.lastUsed.entrySet().iterator().next();
-        long idle = System.nanoTime() - leastRecent.getValue();
-        if (idle >= reclaimAfter) {
-          reclaimed = leastRecent.getKey();
+      if (open >= MAX_SESSIONS_PER_KEY) {
+        // The least recently used session with no request or stream in progress, if any. With
+        // none, the wait is a whole idle time, or a moment when initializes under way may fail.
+        untilReclaimable = sessions.opening > 0 ? 0 : reclaimAfter;
+        for (Map.Entry<String, Long> session : sessions.lastUsed.entrySet()) {
+          if (sessions.inUse.containsKey(session.getKey())) {
+            continue;
+          }
+          long idle = System.nanoTime() - session.getValue();
+          if (idle >= reclaimAfter) {
+            reclaimed = session.getKey();
+          } else {
+            untilReclaimable = reclaimAfter - idle;
+          }
+          break;
+        }
+        if (reclaimed != null) {
           sessions.lastUsed.remove(reclaimed);
           owners.remove(reclaimed);
           open--;
-        } else {
-          untilReclaimable = reclaimAfter - idle;
         }
       }
       if (open < MAX_SESSIONS_PER_KEY) {
@@ -195,13 +216,14 @@ public class McpSessions {
           "Too many sessions",
           "This key has "
               + MAX_SESSIONS_PER_KEY
-              + " MCP sessions open, the most one key may hold, and each was used within the last "
+              + " MCP sessions open or opening, the most one key may hold, and none has been idle"
+              + " for "
               + config.get().mcp().reclaimIdleSessionAfter().toSeconds()
-              + " s: end one you no longer use (DELETE /mcp with its Mcp-Session-Id), or reuse"
-              + " it. Past that time idle, the least recently used one is ended to open a new"
-              + " one (in "
+              + " s (one with a request or a stream open is in use): end one you no longer use"
+              + " (DELETE /mcp with its Mcp-Session-Id), or reuse it. One idle that long is"
+              + " ended to open a new one (in "
               + seconds
-              + " s, as Retry-After says).");
+              + " s at the earliest, as Retry-After says).");
       return false;
     }
     // Settled once, with the session the answer names: as its headers go out, or at the end of a
@@ -256,13 +278,33 @@ public class McpSessions {
     }
   }
 
-  /** Marks the key's session as used now: the last to be ended to make room for another. */
-  private void used(String key, String session) {
+  /**
+   * Marks the key's session as in use from now until done: the last to be ended to make room for
+   * another, and never while in use. False when it was ended (for room) since it was checked.
+   */
+  private boolean using(String key, String session) {
+    KeySessions sessions = byKey.get(key);
+    if (sessions == null) {
+      return true;
+    }
+    synchronized (sessions) {
+      if (sessions.lastUsed.remove(session) == null) {
+        return false;
+      }
+      sessions.lastUsed.put(session, System.nanoTime());
+      sessions.inUse.merge(session, 1, Integer::sum);
+      return true;
+    }
+  }
+
+  /** A request or a stream of the session ended: it was last used now. */
+  private void done(String key, String session) {
     KeySessions sessions = byKey.get(key);
     if (sessions == null) {
       return;
     }
     synchronized (sessions) {
+      sessions.inUse.computeIfPresent(session, (id, n) -> n == 1 ? null : n - 1);
       if (sessions.lastUsed.remove(session) != null) {
         sessions.lastUsed.put(session, System.nanoTime());
       }

@@ -40,6 +40,9 @@ public class McpTransportFailures {
   // After McpEnvelope (-50), whose refusals of a POST's body come first, and before McpSessions.
   private static final int AFTER_ENVELOPE = -45;
 
+  // After the key is checked (-100) and before McpEnvelope (-50) reads the body.
+  private static final int BEFORE_ENVELOPE = -55;
+
   private final ObjectMapper json;
 
   McpTransportFailures(ObjectMapper json) {
@@ -48,6 +51,7 @@ public class McpTransportFailures {
 
   void answerFirst(@Observes Router router) {
     router.route("/mcp").order(Integer.MIN_VALUE).failureHandler(this::explain);
+    router.route("/mcp*").order(BEFORE_ENVELOPE).handler(this::refuseBrowsers);
     router.route("/mcp").order(AFTER_ENVELOPE).handler(this::refuseEarly);
   }
 
@@ -56,21 +60,27 @@ public class McpTransportFailures {
    * 405 without Allow, a 404 that points at the REST API's documentation): each is answered here
    * first, saying what is wrong and what to do, with the status the Streamable HTTP spec gives it.
    */
-  private void refuseEarly(RoutingContext context) {
-    if (context.request().headers().contains(HttpHeaders.ORIGIN)) {
-      // Streamable HTTP: a server must validate Origin, against DNS rebinding (a page whose
-      // host name comes to point at this service reaches it through a visitor's browser, from
-      // inside the network). No page is served /mcp, and none may call it cross-origin (no
-      // CORS), so every Origin is refused: agents' programs send none.
-      answer(
-          context,
-          403,
-          "Forbidden",
-          "/mcp serves MCP clients, not web pages: a request with an Origin header, which"
-              + " browsers send, is refused, so that no page can call it through a visitor's"
-              + " browser. Call it from a program (an MCP client sends no Origin).");
+  /**
+   * Streamable HTTP: a server must validate Origin, against DNS rebinding (a page whose host name
+   * comes to point at this service reaches it through a visitor's browser, from inside the
+   * network). No page is served /mcp, and none may call it cross-origin (no CORS), so every Origin
+   * is refused, before the body is read: agents' programs send none.
+   */
+  private void refuseBrowsers(RoutingContext context) {
+    if (!context.request().headers().contains(HttpHeaders.ORIGIN)) {
+      context.next();
       return;
     }
+    answer(
+        context,
+        403,
+        "Forbidden",
+        "/mcp serves MCP clients, not web pages: a request with an Origin header, which"
+            + " browsers send, is refused, so that no page can call it through a visitor's"
+            + " browser. Call it from a program (an MCP client sends no Origin).");
+  }
+
+  private void refuseEarly(RoutingContext context) {
     HttpMethod method = context.request().method();
     if (!ALLOWED.contains(method)) {
       context.response().putHeader(HttpHeaders.ALLOW, ALLOW);

@@ -7,6 +7,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,9 +19,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * A key at its bound of sessions gets a new one in place of its least recently used session once
- * that one has been idle for claimq.mcp.reclaim-idle-session-after (2 s here): the official SDKs
- * close a client without ending its session, and a script connecting often was locked out.
+ * A key at its bound of sessions gets a new one in place of its least recently used session with no
+ * request or stream in progress, once that one has been idle for
+ * claimq.mcp.reclaim-idle-session-after (2 s here): the official SDKs close a client without ending
+ * its session, and a script connecting often was locked out.
  */
 @QuarkusTest
 @TestProfile(McpSessionReclaimTest.ReclaimAfterTwoSeconds.class)
@@ -54,27 +56,48 @@ class McpSessionReclaimTest {
   void at_its_bound_a_key_opens_a_session_in_place_of_its_least_recently_used_idle_one()
       throws Exception {
     List<String> opened = new ArrayList<>();
+    HttpResponse<InputStream> stream = null;
     for (int n = sessions.open("test-elsewhere"); n < McpSessions.MAX_SESSIONS_PER_KEY; n++) {
       HttpResponse<String> answer = post(null, INITIALIZE);
       assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
       String session = answer.headers().firstValue("Mcp-Session-Id").orElseThrow();
       assertThat(post(session, INITIALIZED).statusCode()).isEqualTo(202);
       opened.add(session);
+      if (stream == null) {
+        // The first keeps its stream open from the start (a client that is still there): the
+        // least recently used of all, and in use.
+        stream =
+            http.send(
+                HttpRequest.newBuilder(mcp)
+                    .header("Authorization", "Bearer " + KEY)
+                    .header("Mcp-Session-Id", session)
+                    .header("Accept", "text/event-stream")
+                    .GET()
+                    .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+      }
     }
-    Thread.sleep(2200); // every session idle past the 2 s
     String first = opened.get(0);
     String second = opened.get(1);
-    assertThat(post(first, LIST_TOOLS).statusCode()).as("the first, used again").isEqualTo(200);
+    String third = opened.get(2);
+    try {
+      assertThat(stream.statusCode()).isEqualTo(200);
+      Thread.sleep(2200); // every session idle past the 2 s, but the first is in use
+      assertThat(post(second, LIST_TOOLS).statusCode()).as("the second, used again").isEqualTo(200);
 
-    HttpResponse<String> another = post(null, INITIALIZE);
-    assertThat(another.statusCode()).as(another.body()).isEqualTo(200);
-    assertThat(another.headers().firstValue("Mcp-Session-Id")).isPresent();
-    assertThat(sessions.open("test-elsewhere")).isEqualTo(McpSessions.MAX_SESSIONS_PER_KEY);
-    // The least recently used one made room: the second, not the first, used since.
-    HttpResponse<String> ended = post(second, LIST_TOOLS);
-    assertThat(ended.statusCode()).as(ended.body()).isEqualTo(404);
-    assertThat(ended.body()).contains("send initialize again");
-    assertThat(post(first, LIST_TOOLS).statusCode()).isEqualTo(200);
+      HttpResponse<String> another = post(null, INITIALIZE);
+      assertThat(another.statusCode()).as(another.body()).isEqualTo(200);
+      assertThat(another.headers().firstValue("Mcp-Session-Id")).isPresent();
+      assertThat(sessions.open("test-elsewhere")).isEqualTo(McpSessions.MAX_SESSIONS_PER_KEY);
+      // The least recently used one not in use made room: the third.
+      HttpResponse<String> ended = post(third, LIST_TOOLS);
+      assertThat(ended.statusCode()).as(ended.body()).isEqualTo(404);
+      assertThat(ended.body()).contains("send initialize again");
+      assertThat(post(first, LIST_TOOLS).statusCode()).as("the first, in use").isEqualTo(200);
+      assertThat(post(second, LIST_TOOLS).statusCode()).isEqualTo(200);
+    } finally {
+      stream.body().close();
+    }
   }
 
   private HttpResponse<String> post(String session, String body) throws Exception {

@@ -126,6 +126,20 @@ class McpSessionTest {
                   .build(),
               HttpResponse.BodyHandlers.ofString());
       problem(stream, 403);
+      // A body a page can send without asking first (text/plain, needing no preflight), and
+      // one that is no JSON: refused for the Origin before the body is read.
+      for (String[] body : new String[][] {{"text/plain", INITIALIZE}, {"application/json", "{"}}) {
+        HttpResponse<String> plain =
+            http.send(
+                request(AGENT, null)
+                    .header("Origin", origin)
+                    .header("Content-Type", body[0])
+                    .header("Accept", "application/json, text/event-stream")
+                    .POST(HttpRequest.BodyPublishers.ofString(body[1]))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        problem(plain, 403);
+      }
     }
     assertThat(McpClients.rows(database, queue)).as("items stored from a page").isZero();
     assertThat(sessions.open("dev-agent")).as("sessions opened from a page").isEqualTo(open);
@@ -401,8 +415,8 @@ class McpSessionTest {
         // ended to make room (McpSessionReclaimTest), and the answer says when one may be.
         assertThat(json.readTree(refused.body()).path("detail").asText())
             .startsWith(
-                "This key has 100 MCP sessions open, the most one key may hold, and each was used"
-                    + " within the last 300 s: end one");
+                "This key has 100 MCP sessions open or opening, the most one key may hold, and"
+                    + " none has been idle for 300 s");
         assertThat(refused.headers().firstValue("Retry-After").map(Integer::parseInt))
             .hasValueSatisfying(seconds -> assertThat(seconds).isBetween(200, 300));
       }
