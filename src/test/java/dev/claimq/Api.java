@@ -157,15 +157,4 @@ public final class Api {
         // Only a 503 asks the client to wait: a refusal of the request itself would only repeat.
         .header("Retry-After", status == 503 ? equalTo("1") : nullValue());
   }
-
-  /** A reader of answers whose member names may be as long as the service takes them. */
-  public static com.fasterxml.jackson.databind.ObjectMapper longNames() {
-    return new com.fasterxml.jackson.databind.ObjectMapper(
-        com.fasterxml.jackson.core.JsonFactory.builder()
-            .streamReadConstraints(
-                com.fasterxml.jackson.core.StreamReadConstraints.builder()
-                    .maxNameLength(1_000_000)
-                    .build())
-            .build());
-  }
 }

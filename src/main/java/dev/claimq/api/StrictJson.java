@@ -74,10 +74,6 @@ public class StrictJson implements ObjectMapperCustomizer {
       }
     }
     mapper.getFactory().setStreamReadConstraints(numbersBounded(mapper.getFactory()));
-    // Jackson keeps every new member name in a table the factory reuses for later bodies; with
-    // names as long as strings (numbersBounded), a caller sending distinct long keys would fill
-    // the heap with them (about 2 MB a name, kept). Names are read afresh for each body instead.
-    mapper.getFactory().disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES);
     mapper.registerModule(
         new SimpleModule("claimq-storable")
             .addDeserializer(String.class, new StorableText(false))
@@ -97,13 +93,13 @@ public class StrictJson implements ObjectMapperCustomizer {
   }
 
   /**
-   * The factory's limits, but a member's name may be as long as a string, and a number may be
-   * written with as many digits as the longest one that can be stored (Storable), not Jackson's
-   * 1,000 in all: 0.1 followed by 999 more digits is a number claimq stores and answers, so it must
-   * read it again. Beyond that the parser refuses it (NumberTooLong) before anything reads it as a
-   * number, so no number costs more to read than one that can be stored, and the body limit bounds
-   * how many there are. The MCP transport's parser reads with a copy of this mapper, so with these
-   * limits too; its envelope check (ToolArguments.ENVELOPE) sets them itself.
+   * The factory's limits, but a number may be written with as many digits as the longest one that
+   * can be stored (Storable), not Jackson's 1,000 in all: 0.1 followed by 999 more digits is a
+   * number claimq stores and answers, so it must read it again. Beyond that the parser refuses it
+   * (NumberTooLong) before anything reads it as a number, so no number costs more to read than one
+   * that can be stored, and the body limit bounds how many there are. The MCP transport's parser
+   * reads with a copy of this mapper, so with these limits too; its envelope check
+   * (ToolArguments.ENVELOPE) sets them itself.
    */
   public static StreamReadConstraints numbersBounded(JsonFactory factory) {
     StreamReadConstraints limits = factory.streamReadConstraints();
@@ -112,9 +108,7 @@ public class StrictJson implements ObjectMapperCustomizer {
         limits.getMaxDocumentLength(),
         Storable.MAX_NUMBER_WRITTEN,
         limits.getMaxStringLength(),
-        // A member's name is text as a string value is, and the body limit bounds both: a
-        // payload key of 100,000 characters was refused in Jackson's words, naming its setting.
-        limits.getMaxStringLength(),
+        limits.getMaxNameLength(),
         limits.getMaxTokenCount()) {
       @Override
       public void validateFPLength(int length) throws StreamConstraintsException {

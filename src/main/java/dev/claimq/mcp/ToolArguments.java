@@ -46,8 +46,6 @@ class ToolArguments {
       JsonMapper.builder(
               JsonFactory.builder()
                   .streamReadConstraints(StrictJson.numbersBounded(new JsonFactory()))
-                  // No table of names kept across bodies, as the API's reader (StrictJson).
-                  .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
                   .build())
           .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
           .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)

@@ -7,10 +7,8 @@ import static dev.claimq.Api.item;
 import static dev.claimq.Api.problem;
 import static dev.claimq.Api.uniqueQueue;
 import static dev.claimq.api.HostileRequests.concat;
-import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.claimq.Api;
@@ -19,7 +17,6 @@ import dev.claimq.PlainHttp;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
-import jakarta.inject.Inject;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -43,8 +40,6 @@ class StoredAsSentTest extends AsAdmin {
 
   private static final String ADMIN = "Bearer " + AsAdmin.ADMIN;
   private final ObjectMapper json = new ObjectMapper();
-
-  @Inject ObjectMapper mapper; // the service's own reader of bodies
 
   @Test
   void a_nul_in_any_stored_string_is_a_400_naming_the_field() throws Exception {
@@ -316,32 +311,6 @@ class StoredAsSentTest extends AsAdmin {
       assertThat(again.statusCode()).as(number + " as answered: " + again.body()).isEqualTo(200);
       assertThat(answeredNumber(again)).isEqualTo(answered);
     }
-  }
-
-  @Test
-  void a_payload_key_of_100000_characters_is_stored_as_sent() throws Exception {
-    // Jackson refused member names past 50,000 characters, in its own words. Taken now, they
-    // must not be kept in the reader's table of names across bodies: that filled the heap.
-    assertThat(mapper.getFactory().isEnabled(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES))
-        .as("names kept across bodies")
-        .isFalse();
-    String queue = uniqueQueue("long-key");
-    String key = "k".repeat(99_999) + "é";
-    String id =
-        given()
-            .contentType("application/json")
-            .body(json.writeValueAsString(Map.of("dedupeKey", "long", "payload", Map.of(key, "v"))))
-            .post("/v1/queues/{queue}/items", queue)
-            .then()
-            .statusCode(201)
-            .extract()
-            .path("id");
-    JsonNode payload =
-        dev.claimq.Api.longNames()
-            .readTree(given().get("/v1/items/{id}", id).asString())
-            .path("payload");
-    assertThat(payload.size()).isEqualTo(1);
-    assertThat(payload.path(key).asText()).as("the value under the key as sent").isEqualTo("v");
   }
 
   @Test

@@ -113,35 +113,6 @@ class McpTest {
   }
 
   @Test
-  void a_payload_key_of_100000_characters_is_enqueued_as_sent() throws Exception {
-    // The envelope check refused it as "not one JSON value", naming Jackson's setting. Taken
-    // now, names must not be kept in the envelope reader's table across bodies.
-    assertThat(
-            ToolArguments.ENVELOPE
-                .getFactory()
-                .isEnabled(com.fasterxml.jackson.core.JsonFactory.Feature.CANONICALIZE_FIELD_NAMES))
-        .as("names kept across bodies")
-        .isFalse();
-    String queue = uniqueQueue("mcp-long-key");
-    String key = "k".repeat(99_999) + "é";
-    try (McpSyncClient agent = client(AGENT)) {
-      CallToolResult result =
-          call(
-              agent,
-              "enqueue_work",
-              Map.of("queue", queue, "dedupeKey", "long", "payload", Map.of(key, "v")));
-      String stored =
-          io.restassured.RestAssured.given()
-              .header("Authorization", "Bearer dev-admin-key")
-              .get("/v1/items/{id}", item(result).get("id"))
-              .asString();
-      var payload = dev.claimq.Api.longNames().readTree(stored).path("payload");
-      assertThat(payload.size()).isEqualTo(1);
-      assertThat(payload.path(key).asText()).as("the value under the key as sent").isEqualTo("v");
-    }
-  }
-
-  @Test
   void enqueue_creates_once_and_a_replay_answers_the_same_item_without_a_second_row()
       throws Exception {
     String queue = uniqueQueue("mcp");
