@@ -99,10 +99,14 @@ final class Params {
             + " (microseconds are what is stored); got '"
             + LogText.shortened(value)
             + "'."
-        : field
-            + " has more precision than the microseconds that are stored; got '"
-            + LogText.shortened(value)
-            + "'.";
+        : tooPrecise(field, value);
+  }
+
+  private static String tooPrecise(String field, String value) {
+    return field
+        + " has more precision than the microseconds that are stored; got '"
+        + LogText.shortened(value)
+        + "'.";
   }
 
   private static boolean isLeapSecond(String value) {
@@ -325,12 +329,7 @@ final class Params {
               + "'.");
     }
     if (instant.getNano() % 1000 != 0) {
-      throw new BadRequestException(
-          field,
-          field
-              + " has more precision than the microseconds that are stored; got '"
-              + LogText.shortened(value)
-              + "'.");
+      throw new BadRequestException(field, tooPrecise(field, value));
     }
     return instant;
   }

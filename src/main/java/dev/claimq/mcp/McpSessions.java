@@ -12,11 +12,13 @@ import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Provider;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 
 /**
  * Ties an MCP session to the API key that opened it. The extension knows a session by its id alone,
@@ -109,7 +111,9 @@ public class McpSessions {
     String session = context.request().getHeader(McpTransportFailures.SESSION_HEADER);
     if (session == null) {
       JsonNode message = context.get(McpEnvelope.MESSAGE);
-      if (message != null && requests(message) && !initializes(message)) {
+      if (message != null
+          && any(message, McpSessions::isRequest)
+          && !any(message, McpSessions::isInitialize)) {
         // Streamable HTTP: a server that needs sessions answers such a request 400. The
         // extension answered 200 with "method not found", which reads as an unknown method.
         McpEnvelope.refuseProblem(
@@ -159,7 +163,8 @@ public class McpSessions {
    */
   private boolean opening(RoutingContext context, String key) {
     KeySessions sessions = byKey.computeIfAbsent(key, k -> new KeySessions());
-    long reclaimAfter = config.get().mcp().reclaimIdleSessionAfter().toNanos();
+    Duration idleTime = config.get().mcp().reclaimIdleSessionAfter();
+    long reclaimAfter = idleTime.toNanos();
     int open;
     String reclaimed = null;
     long untilReclaimable = 0;
@@ -218,7 +223,7 @@ public class McpSessions {
               + MAX_SESSIONS_PER_KEY
               + " MCP sessions open or opening, the most one key may hold, and none has been idle"
               + " for "
-              + config.get().mcp().reclaimIdleSessionAfter().toSeconds()
+              + idleTime.toSeconds()
               + " s (one with a request or a stream open is in use): end one you no longer use"
               + " (DELETE /mcp with its Mcp-Session-Id), or reuse it. One idle that long is"
               + " ended to open a new one (in "
@@ -241,29 +246,25 @@ public class McpSessions {
     return true;
   }
 
-  /** Whether the message, or a message of the batch, is a request (not a notification). */
-  private static boolean requests(JsonNode message) {
-    if (message.isArray()) {
-      for (JsonNode each : message) {
-        if (requests(each)) {
-          return true;
-        }
-      }
-      return false;
+  /** Whether the message, or a message of the batch, is one of these. */
+  private static boolean any(JsonNode message, Predicate<JsonNode> kind) {
+    if (!message.isArray()) {
+      return kind.test(message);
     }
+    for (JsonNode each : message) {
+      if (kind.test(each)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A request, not a notification. */
+  private static boolean isRequest(JsonNode message) {
     return message.has("method") && message.has("id");
   }
 
-  /** Whether the message, or a message of the batch, is an initialize. */
-  private static boolean initializes(JsonNode message) {
-    if (message.isArray()) {
-      for (JsonNode each : message) {
-        if (initializes(each)) {
-          return true;
-        }
-      }
-      return false;
-    }
+  private static boolean isInitialize(JsonNode message) {
     return "initialize".equals(message.path("method").textValue());
   }
 
@@ -288,10 +289,9 @@ public class McpSessions {
       return true;
     }
     synchronized (sessions) {
-      if (sessions.lastUsed.remove(session) == null) {
+      if (!usedNow(sessions, session)) {
         return false;
       }
-      sessions.lastUsed.put(session, System.nanoTime());
       sessions.inUse.merge(session, 1, Integer::sum);
       return true;
     }
@@ -305,10 +305,20 @@ public class McpSessions {
     }
     synchronized (sessions) {
       sessions.inUse.computeIfPresent(session, (id, n) -> n == 1 ? null : n - 1);
-      if (sessions.lastUsed.remove(session) != null) {
-        sessions.lastUsed.put(session, System.nanoTime());
-      }
+      usedNow(sessions, session);
     }
+  }
+
+  /**
+   * Moves the session to the end of its key's order, used now; false when it is not there (ended).
+   * The caller holds the key's lock.
+   */
+  private static boolean usedNow(KeySessions sessions, String session) {
+    if (sessions.lastUsed.remove(session) == null) {
+      return false;
+    }
+    sessions.lastUsed.put(session, System.nanoTime());
+    return true;
   }
 
   private void settle(String key, KeySessions sessions, String opened, AtomicBoolean settled) {
