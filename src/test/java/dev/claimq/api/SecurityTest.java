@@ -23,8 +23,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every endpoint with every kind of caller, asserting the exact status: no key, an unknown key,
- * another scheme, each role, and a key with every role limited to another queue. Calls go over a
- * plain HTTP client so that no default key leaks in.
+ * another scheme, each role, and a key with every role limited to another queue. Every answer,
+ * refusals too, says that no cache may keep it. Calls go over a plain HTTP client so that no
+ * default key leaks in.
  */
 @QuarkusTest
 class SecurityTest extends AsAdmin {
@@ -168,9 +169,54 @@ class SecurityTest extends AsAdmin {
         } else if (expected >= 400 && expected != 409) {
           assertProblem(response, expected);
         }
+        if (!response.headers().allValues("Cache-Control").equals(List.of("no-store"))) {
+          wrong.add(c.method() + " " + c.path() + " as " + caller.getKey() + ": may be cached");
+        }
       }
     }
     assertThat(wrong).isEmpty();
+  }
+
+  @Test
+  void answers_outside_the_endpoints_table_are_kept_out_of_caches_too() throws Exception {
+    String initialize =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+            + "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+            + "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    Map<String, java.net.http.HttpRequest.Builder> requests = new LinkedHashMap<>();
+    requests.put(
+        "MCP initialize",
+        java.net.http.HttpRequest.newBuilder(base.resolve("/mcp"))
+            .header("Authorization", "Bearer dev-agent-key")
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(initialize)));
+    requests.put(
+        "MCP without a key",
+        java.net.http.HttpRequest.newBuilder(base.resolve("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(initialize)));
+    requests.put(
+        "304",
+        java.net.http.HttpRequest.newBuilder(base.resolve("/v1/items/" + done))
+            .header("Authorization", "Bearer dev-operator-key")
+            .header("If-None-Match", "*"));
+    requests.put(
+        "414",
+        java.net.http.HttpRequest.newBuilder(
+            base.resolve("/v1/items?q=" + "a".repeat(HttpFraming.REQUEST_LINE_BYTES))));
+    for (Map.Entry<String, java.net.http.HttpRequest.Builder> request : requests.entrySet()) {
+      HttpResponse<String> response =
+          java.net.http.HttpClient.newHttpClient()
+              .send(request.getValue().build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(response.headers().allValues("Cache-Control"))
+          .as(request.getKey() + ": " + response.statusCode())
+          .containsExactly("no-store");
+    }
+    // The console's files hold no one's data: they keep their own rule.
+    assertThat(get("/console/", null).headers().allValues("Cache-Control"))
+        .containsExactly("no-cache");
   }
 
   @Test
