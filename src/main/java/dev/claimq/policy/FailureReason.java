@@ -33,6 +33,9 @@ public final class FailureReason {
   // so a header such as "X-Api-Key: abc def" keeps "def".
   private static final String UNQUOTED = "[^\\s\"'&,;]+";
   private static final String VALUE = "(?:" + QUOTED + "|" + UNQUOTED + ")";
+  // Digest credentials: the scheme's comma-separated parameters, quoted or not, all of them.
+  private static final String DIGEST_PARAMETERS =
+      "(?:[A-Za-z0-9_-]++\\s*+=\\s*+(?:\"(?:\\\\.|[^\"\\\\\\n])*+\"?|[^\\s,\"]*+)(?:\\s*+,\\s*+)?)++";
 
   // Order matters: whole blocks and structured tokens first, then key=value pairs.
   private static final List<UnaryOperator<String>> RULES =
@@ -49,26 +52,38 @@ public final class FailureReason {
               Pattern.compile("(?<=[A-Za-z0-9+.-])://[^\\s/@:]++:[^\\s/@]++@"),
               "://" + Matcher.quoteReplacement(REDACTED) + "@"),
           // Authorization headers, whatever the scheme: keep the header name only. A quoted value
-          // holds the scheme too; an unquoted one is a scheme, if any, and one word.
+          // holds the scheme too; an unquoted one is a scheme, if any, and one word, or Digest's
+          // parameters (also redacted where no header names them).
           rule(
               Pattern.compile(
                   "(?i)\\b((?:proxy-)?authorization[\"']?\\s*[:=]\\s*[\"']?)"
                       + "(?:"
                       + QUOTED
+                      + "|Digest\\s++"
+                      + DIGEST_PARAMETERS
                       + "|(?:[A-Za-z]+\\s+)?"
                       + UNQUOTED
                       + ")"),
               "$1" + Matcher.quoteReplacement(REDACTED)),
           rule(
-              Pattern.compile("(?i)\\b(bearer)\\s+" + UNQUOTED),
+              Pattern.compile("(?i)\\b(Digest)\\s++" + DIGEST_PARAMETERS),
               "$1 " + Matcher.quoteReplacement(REDACTED)),
+          // "Bearer x", "Bearer: x", and a no-break space as a copied text may have it.
+          rule(
+              Pattern.compile("(?i)\\b(bearer(?:\\s*+:\\s*+|[\\s\\u00a0]++))" + UNQUOTED),
+              "$1" + Matcher.quoteReplacement(REDACTED)),
           rule(
               Pattern.compile("\\b(Basic)\\s+[A-Za-z0-9+/]{8,}={0,2}"),
               "$1 " + Matcher.quoteReplacement(REDACTED)),
           FailureReason::redactWebTokens,
-          // Well-known key formats: AWS access keys, Stripe, GitHub, Slack.
+          // Well-known key formats: AWS access keys, Stripe (keys and webhook secrets), GitHub,
+          // Slack, SendGrid, Google API keys, Mailgun.
           rule(Pattern.compile("\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b"), REDACTED),
           rule(Pattern.compile("\\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{8,}"), REDACTED),
+          rule(Pattern.compile("\\bwhsec_[0-9A-Za-z]{8,}"), REDACTED),
+          rule(Pattern.compile("\\bSG\\.[A-Za-z0-9_-]{16,}+\\.[A-Za-z0-9_-]{16,}+"), REDACTED),
+          rule(Pattern.compile("\\bAIza[0-9A-Za-z_-]{30,}+"), REDACTED),
+          rule(Pattern.compile("\\bkey-[0-9A-Za-z]{32}\\b"), REDACTED),
           rule(
               Pattern.compile("\\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
               REDACTED),
@@ -91,7 +106,9 @@ public final class FailureReason {
   private static final Pattern SECRET_NAME =
       Pattern.compile(
           "(?i)password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
-              + "|private[_-]?key|credential|session[_-]?id|cookie");
+              + "|private[_-]?key|account[_-]?key|credential|session[_-]?id|cookie|signature"
+              // Names that are a secret only alone: a Google "key=", an Azure SAS "sig=".
+              + "|^(?:pass|key|sig|auth|x-auth)$");
   private static final Pattern SECRET_VALUE = Pattern.compile(VALUE);
 
   private FailureReason() {}

@@ -60,7 +60,28 @@ class FailureReasonTest {
           Map.entry(
               "authorization header, escaped quotes",
               "Authorization=\"Digest username=\\\"ada\\\", response=\\\"hunter2\\\"\""),
-          Map.entry("quoted value cut short", "{\"password\": \"correct horse hunter2"));
+          Map.entry("quoted value cut short", "{\"password\": \"correct horse hunter2"),
+          Map.entry(
+              "authorization header, Digest",
+              "AUTHORIZATION=Digest username=\"ada\", nonce=\"n\", response=\"hunter2\" rejected"),
+          Map.entry("Digest without a header", "sent Digest realm=x, response=hunter2"),
+          Map.entry("bearer with a colon", "401 for Bearer: hunter2hunter2"),
+          Map.entry("bearer with a no-break space", "401 for Bearer\u00a0hunter2hunter2"),
+          Map.entry("Stripe webhook secret", "signature check with whsec_hunter2hunter2 failed"),
+          Map.entry(
+              "SendGrid key",
+              "403 for SG.hunter2hunter2hunter2.hunter2hunter2hunter2 (permissions)"),
+          Map.entry(
+              "Google API key",
+              "GET /geocode/json?address=x&key=AIzahunter2hunter2hunter2hunter2hunter2"),
+          Map.entry("Mailgun key", "401 for api:key-hunter2hunter2hunter2hunter2abcd"),
+          Map.entry(
+              "Azure connection string",
+              "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=hunter2hunter2==;"),
+          Map.entry("Azure SAS", "GET /c/b?sv=2022&sp=r&sig=hunter2hunter2%3D 403"),
+          Map.entry("a signature parameter", "X-Amz-Signature=hunter2hunter2 mismatch"),
+          Map.entry("auth header", "X-Auth: hunter2hunter2"),
+          Map.entry("pass pair", "login pass=hunter2 refused"));
 
   @Test
   void every_secret_in_the_corpus_is_redacted() {
@@ -234,7 +255,11 @@ class FailureReasonTest {
             "a://a:",
             "eyJ-",
             "eyJaaaaa.",
-            "a=password=")) {
+            "a=password=",
+            "Digest a=\"",
+            "Digest a=a,",
+            "Bearer: ",
+            "SG.aaaaaaaaaaaaaaaaa")) {
       String reason = unit.repeat(100_000 / unit.length());
       assertTimeoutPreemptively(
           Duration.ofSeconds(10),
