@@ -1,8 +1,11 @@
 package dev.claimq.telemetry;
 
+import java.util.Locale;
+
 /**
  * Client-supplied text on its way into a log line (a worker's name, a field name, a reason): CR, LF
- * and other control characters are escaped, so no request can start a log line of its own.
+ * and other control characters are escaped, so no request can start a log line of its own, and so
+ * are bidirectional controls, so none can reorder what a viewer shows.
  */
 public final class LogText {
   private LogText() {}
@@ -36,8 +39,12 @@ public final class LogText {
                 case '\r' -> escaped.append("\\r");
                 case '\t' -> escaped.append("\\t");
                 default -> {
-                  if (Character.isISOControl(c) || c == 0x2028 || c == 0x2029 || c == 0x85) {
-                    escaped.append(String.format("\\u%04x", c));
+                  if (Character.isISOControl(c)
+                      || c == 0x2028
+                      || c == 0x2029
+                      || c == 0x85
+                      || isBidiControl(c)) {
+                    escaped.append(String.format(Locale.ROOT, "\\u%04x", c));
                   } else {
                     escaped.appendCodePoint(c);
                   }
@@ -45,5 +52,17 @@ public final class LogText {
               }
             });
     return escaped.toString();
+  }
+
+  /**
+   * The marks and embeddings that reorder the text around them: a log viewer would show a line
+   * other than the one written ("…txt.exe" as "…exe.txt").
+   */
+  private static boolean isBidiControl(int c) {
+    return c == 0x061C
+        || c == 0x200E
+        || c == 0x200F
+        || (c >= 0x202A && c <= 0x202E)
+        || (c >= 0x2066 && c <= 0x2069);
   }
 }

@@ -34,7 +34,8 @@ class ClientMistakeLogTest extends AsAdmin {
     problems.setLevel(Level.FINE); // the level client mistakes are logged at
     try (LogCapture log = LogCapture.start(Level.FINE)) {
       PlainHttp http = new PlainHttp(base);
-      String forged = "x\r\n2026-12-01 09:00:00,000 ERROR [forged] (main) an operator reads this";
+      String forged =
+          "x\r\n2026-12-01 09:00:00,000 ERROR [forged] (main) an operator reads this\u202egol.exe";
       String queue = uniqueQueue("forged");
       http.send(
           "POST",
@@ -46,7 +47,12 @@ class ClientMistakeLogTest extends AsAdmin {
 
       assertThat(log.records()).as("the three refusals were logged").hasSizeGreaterThanOrEqualTo(3);
       assertThat(log.records().stream().map(LogCapture::format))
-          .allSatisfy(line -> assertThat(line).doesNotContain("\n").doesNotContain("\r"))
+          .allSatisfy(
+              line ->
+                  assertThat(line)
+                      .doesNotContain("\n")
+                      .doesNotContain("\r")
+                      .doesNotContain("\u202e"))
           .anySatisfy(line -> assertThat(line).contains("x\\r\\n2026-12-01"));
     } finally {
       problems.setLevel(before);

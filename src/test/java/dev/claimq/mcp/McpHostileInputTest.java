@@ -68,6 +68,43 @@ class McpHostileInputTest {
     post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
   }
 
+  /**
+   * With every logger on, as an operator's QUARKUS_LOG_LEVEL=DEBUG turns them on: the MCP library's
+   * own debug lines quote a tool's name, a resource's address and a request's id as the client sent
+   * them, so they stay off, and no line can be one the client wrote.
+   */
+  @Test
+  void client_text_over_mcp_cannot_start_a_log_line_with_every_line_on() throws Exception {
+    java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+    Level before = root.getLevel();
+    // JSON escapes: the service reads a newline, an escape and a right-to-left override.
+    String forged = "x\\n2026-12-01 09:00:00,000 ERROR [forged] \\u001b[31mred\\u202e";
+    root.setLevel(Level.FINE);
+    try (LogCapture log = LogCapture.start(Level.FINE)) {
+      post(
+          "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+              + "{\"name\":\""
+              + forged
+              + "\",\"arguments\":{}}}");
+      post(
+          "{\"jsonrpc\":\"2.0\",\"id\":\""
+              + forged
+              + "\",\"method\":\"resources/read\",\"params\":{\"uri\":\""
+              + forged
+              + "\"}}");
+      post("{\"jsonrpc\":\"2.0\",\"id\":\"" + forged + "\",\"method\":\"ping\"}");
+
+      assertThat(
+              log.records().stream()
+                  .filter(
+                      record -> !record.getLoggerName().startsWith("jdk.")) // this test's client
+                  .map(LogCapture::format))
+          .noneSatisfy(line -> assertThat(line).containsAnyOf("\n", "\u001b", "\u202e"));
+    } finally {
+      root.setLevel(before);
+    }
+  }
+
   /** Hostile tool arguments, by what they try; {queue} is this test's queue. */
   private static Map<String, String> hostileArguments() {
     Map<String, String> cases = new LinkedHashMap<>();
