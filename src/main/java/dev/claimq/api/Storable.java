@@ -1,6 +1,7 @@
 package dev.claimq.api;
 
 import java.math.BigDecimal;
+import java.util.Locale;
 
 /**
  * What PostgreSQL stores exactly as sent. Its text and jsonb cannot hold U+0000, and the driver
@@ -65,8 +66,10 @@ public final class Storable {
 
   private static String loneSurrogate(char c, int at) {
     return String.format(
+        Locale.ROOT,
         "is not valid Unicode: a lone surrogate U+%04X at character %d (send the character"
             + " itself, or its escaped surrogate pair)",
-        (int) c, at);
+        (int) c,
+        at);
   }
 }

@@ -59,11 +59,15 @@ public record KeyEntry(String name, Set<String> roles, Set<String> queues, Strin
   private static IllegalArgumentException invalid(String entry, String why) {
     // Only a name is echoed, never the rest, which may be a pasted secret; and what stands where
     // the name goes only when it is one and no hash (a key or a hash pasted there is not echoed).
-    String name = entry.strip().split(":", 2)[0];
+    // An entry of one part is not echoed either: it is as likely a key pasted alone.
+    String[] parts = entry.strip().split(":", 2);
+    String name = parts[0];
     String which =
-        NAME.matcher(name).matches() && !SHA256.matcher(name).matches()
+        parts.length > 1 && NAME.matcher(name).matches() && !SHA256.matcher(name).matches()
             ? "entry '" + name + "'"
-            : "entry whose first part is no name (not shown: it may be a key or its hash)";
+            : parts.length == 1
+                ? "entry of one part (not shown: it may be a key)"
+                : "entry whose first part is no name (not shown: it may be a key or its hash)";
     return new IllegalArgumentException("claimq.auth.keys " + which + ": " + why);
   }
 }

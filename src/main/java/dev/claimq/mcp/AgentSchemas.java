@@ -87,15 +87,16 @@ public final class AgentSchemas {
            "properties": {
              "state": {"type": "string", "enum": %s,
                "description": "Only items in this state."},
-             "limit": {"type": "integer", "minimum": 1, "maximum": %d,
-               "description": "Items per page; default %d."},
+             "limit": {"type": "integer", "minimum": 1, "maximum": %s,
+               "description": "Items per page; default %s."},
              "cursor": {"type": "string", "maxLength": 200,
                "description": "nextCursor of the previous page, for older items, with the same state."}
            }}"""
               .formatted(
                   new JsonArray(List.copyOf(Agents.STATES)).encode(),
-                  Agents.MAX_PAGE,
-                  Agents.DEFAULT_PAGE));
+                  // As text: %d would write the default locale's digits (١٠٠ in Arabic).
+                  Integer.toString(Agents.MAX_PAGE),
+                  Integer.toString(Agents.DEFAULT_PAGE)));
     }
   }
 }

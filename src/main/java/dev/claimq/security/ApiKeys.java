@@ -1,6 +1,7 @@
 package dev.claimq.security;
 
 import dev.claimq.config.ClaimqConfig;
+import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -8,6 +9,7 @@ import jakarta.inject.Inject;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import org.jboss.logging.Logger;
 
@@ -15,6 +17,10 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class ApiKeys {
   private static final Logger LOG = Logger.getLogger(ApiKeys.class);
+
+  /** The development keys, published in the README and in the dev and test profiles. */
+  private static final List<String> PUBLISHED =
+      List.of("dev-agent-key", "dev-worker-key", "dev-operator-key", "dev-admin-key");
 
   private final boolean enabled;
   private final Map<String, ApiKey> bySha256 = new HashMap<>();
@@ -41,6 +47,23 @@ public class ApiKeys {
 
   void checkOnStart(@Observes StartupEvent event) {
     requireUsable();
+    List<String> published = published();
+    if (enabled && !published.isEmpty() && LaunchMode.current() == LaunchMode.NORMAL) {
+      LOG.warnf(
+          "Keys %s are development keys that the README publishes (dev-agent-key and the"
+              + " others): anyone can use them. Mint keys of your own for anything but a trial.",
+          String.join(", ", published));
+    }
+  }
+
+  /** The names of the configured keys that are the README's development keys, by name. */
+  public List<String> published() {
+    return PUBLISHED.stream()
+        .map(key -> bySha256.get(MintKey.sha256(key)))
+        .filter(Objects::nonNull)
+        .map(ApiKey::name)
+        .sorted()
+        .toList();
   }
 
   /** Refuses to serve with authentication on and no key that could pass it. */

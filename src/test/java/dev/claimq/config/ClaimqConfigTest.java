@@ -76,9 +76,11 @@ class ClaimqConfigTest {
   @CsvSource(
       delimiter = '|',
       value = {
-        "mailer | claimq.auth.keys entry 'mailer': expected name:roles:queues:sha256",
-        "cq_pastedKey | entry whose first part is no name (not shown: it may be a key or its"
-            + " hash): expected name:roles:queues:sha256",
+        "mailer:agent | claimq.auth.keys entry 'mailer': expected name:roles:queues:sha256",
+        "cq_pastedKey | entry of one part (not shown: it may be a key): expected"
+            + " name:roles:queues:sha256",
+        // A hand-chosen key in lower case reads as a name.
+        "cq_lowercase_pasted_key | entry of one part (not shown: it may be a key)",
         "x{a}:agent:*:00 | entry whose first part is no name",
         "ops:agent:emails+cq_PastedKey:00 | entry 'ops': queue 2 of its queues is not a queue"
             + " name",

@@ -914,6 +914,167 @@ class FaultScenariosIT extends FaultHarness {
    * harness drains a preloaded queue flat out, with a fault every few minutes, and judge that RSS,
    * file descriptors, database connections, dead tuples and the drain's p99 stay flat.
    */
+  /**
+   * Not a fault: a foreign machine. Two instances run in a Turkish and an Arabic JVM locale,
+   * against a database role whose own settings are not PostgreSQL's defaults (repeatable read,
+   * another DateStyle, TimeZone and IntervalStyle). Each answers as at home: a media type in
+   * capitals is JSON, MCP lists its tools, refusals speak English, times are the same instants, and
+   * a claim race has exactly one winner per item and no 503.
+   */
+  @Test
+  @Order(18)
+  void instances_in_foreign_locales_against_a_role_with_its_own_settings_answer_as_at_home()
+      throws Exception {
+    history = new History();
+    http = new Http(history);
+    String role = "claimq_abroad";
+    try (var connection = cluster.connect();
+        var statement = connection.createStatement()) {
+      statement.execute("CREATE ROLE " + role + " LOGIN");
+      statement.execute("GRANT CREATE ON DATABASE postgres TO " + role);
+      statement.execute(
+          "ALTER ROLE " + role + " SET default_transaction_isolation = 'repeatable read'");
+      statement.execute("ALTER ROLE " + role + " SET DateStyle = 'SQL, DMY'");
+      statement.execute("ALTER ROLE " + role + " SET TimeZone = 'Asia/Kathmandu'");
+      statement.execute("ALTER ROLE " + role + " SET IntervalStyle = 'iso_8601'");
+    }
+    List<ServiceInstance> abroad = new ArrayList<>();
+    for (String language : List.of("tr-TR", "ar-EG")) {
+      String[] tag = language.split("-");
+      ServiceInstance instance =
+          new ServiceInstance(
+              tag[0],
+              Cluster.freePort(tag[0].equals("tr") ? 18881 : 18981),
+              cluster.jdbcUrl(),
+              LOGS,
+              withKnobs(
+                  Map.of(
+                      "JAVA_TOOL_OPTIONS",
+                      "-Duser.language=" + tag[0] + " -Duser.country=" + tag[1],
+                      "QUARKUS_DATASOURCE_USERNAME",
+                      role,
+                      "CLAIMQ_SCHEMA",
+                      role)));
+      Files.deleteIfExists(instance.log);
+      abroad.add(instance);
+    }
+    java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+    try {
+      ServiceInstance.startAll(abroad);
+      String queue = "abroad";
+      for (ServiceInstance instance : abroad) {
+        // RESTEasy lowercased the type in the default locale: "applıcatıon" under Turkish.
+        var capitals =
+            client.send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(instance.url() + "/v1/queues/" + queue + "/items"))
+                    .header("Authorization", "Bearer " + Http.AGENT)
+                    .header("Content-Type", "APPLICATION/JSON")
+                    .POST(
+                        java.net.http.HttpRequest.BodyPublishers.ofString(
+                            "{\"dedupeKey\":\"capitals-"
+                                + instance.name
+                                + "\",\"payload\":1,\"runAt\":\"2030-11-03T04:30:00.5-03:30\"}"))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(capitals.statusCode()).as(instance.name + ": " + capitals.body()).isEqualTo(201);
+        assertThat(capitals.body()).contains("\"runAt\":\"2030-11-03T08:00:00.500Z\"");
+        // The validator's own messages, in English whatever the locale or Accept-Language.
+        var refused =
+            client.send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(instance.url() + "/v1/queues/" + queue + "/items"))
+                    .header("Authorization", "Bearer " + Http.AGENT)
+                    .header("Content-Type", "application/json")
+                    .header("Accept-Language", "tr-TR, ar;q=0.9")
+                    .POST(
+                        java.net.http.HttpRequest.BodyPublishers.ofString(
+                            "{\"dedupeKey\":\"k\",\"payload\":1,\"priority\":99999}"))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(refused.statusCode()).isEqualTo(400);
+        assertThat(refused.body())
+            .as(instance.name)
+            .contains("priority")
+            .contains("must be less than or equal to 32767");
+        // The tools' schemas hold numbers: under Arabic they were written as ١٠٠.
+        try (var agent =
+            dev.claimq.mcp.McpClients.client(java.net.URI.create(instance.url()), Http.AGENT)) {
+          assertThat(agent.listTools().tools())
+              .as(instance.name)
+              .extracting(tool -> tool.name())
+              .contains("list_my_work", "enqueue_work", "get_work_status");
+        }
+      }
+
+      // A claim race across both: each item exactly once, and no lost race a 503.
+      int items = 200;
+      for (int n = 0; n < items; n++) {
+        enqueueOne(abroad.get(n % 2).url(), queue, "race-" + n, Map.of());
+      }
+      Map<String, Integer> claims = new ConcurrentHashMap<>();
+      Map<Integer, Integer> statuses = new ConcurrentHashMap<>();
+      ExecutorService racers = Executors.newFixedThreadPool(8);
+      List<Future<?>> running = new ArrayList<>();
+      for (int r = 0; r < 8; r++) {
+        String url = abroad.get(r % 2).url();
+        running.add(
+            racers.submit(
+                () -> {
+                  Http racer = new Http(new History());
+                  while (true) {
+                    Http.Answer claimed =
+                        racer.claimq(
+                            url,
+                            "POST",
+                            "/v1/queues/" + queue + "/claim",
+                            Http.WORKER,
+                            Map.of("worker", "abroad"),
+                            Duration.ofSeconds(10));
+                    statuses.merge(claimed.status(), 1, Integer::sum);
+                    if (claimed.status() == 204) {
+                      return null;
+                    }
+                    if (claimed.status() != 200) {
+                      continue;
+                    }
+                    String id = claimed.body().path("id").asText();
+                    claims.merge(id, 1, Integer::sum);
+                    Http.Answer done =
+                        racer.claimq(
+                            url,
+                            "POST",
+                            "/v1/items/" + id + "/complete",
+                            Http.WORKER,
+                            Map.of("claimToken", claimed.body().path("claimToken").asText()),
+                            Duration.ofSeconds(10));
+                    statuses.merge(done.status(), 1, Integer::sum);
+                  }
+                }));
+      }
+      for (Future<?> racer : running) {
+        racer.get(120, TimeUnit.SECONDS);
+      }
+      racers.shutdown();
+      System.out.printf("faults: abroad: answers by status %s%n", statuses);
+      // The two capitals items were enqueued for 2030; the race items are all claimed once.
+      assertThat(claims).hasSize(items);
+      assertThat(claims.values()).containsOnly(1);
+      assertThat(statuses.keySet()).as("statuses").containsOnly(200, 204);
+      for (ServiceInstance instance : abroad) {
+        assertThat(Files.readAllLines(instance.log))
+            .as(instance.name + "'s log")
+            .noneMatch(line -> line.contains(" ERROR ") || line.contains("could not serialize"))
+            // Not of the place: run in production with the README's keys, it says so at start.
+            .anyMatch(line -> line.contains(" WARN ") && line.contains("development keys"));
+      }
+    } finally {
+      for (ServiceInstance instance : abroad) {
+        instance.close();
+      }
+    }
+  }
+
   @Test
   @Order(17)
   void a_soak_at_half_the_drain_rate_with_a_fault_every_few_minutes_grows_nothing()

@@ -57,6 +57,19 @@ class ApiKeysTest {
   }
 
   @Test
+  void the_readmes_development_keys_are_found_by_their_hash_whatever_their_name() {
+    ApiKeys keys =
+        new ApiKeys(
+            true,
+            List.of(
+                "mailer:worker:*:" + HASH,
+                "ops:operator:*:" + MintKey.sha256("dev-operator-key"),
+                "admin:agent+worker+operator:*:" + MintKey.sha256("dev-admin-key")));
+    assertThat(keys.published()).containsExactly("admin", "ops");
+    assertThat(new ApiKeys(true, List.of("mailer:worker:*:" + HASH)).published()).isEmpty();
+  }
+
+  @Test
   void two_entries_with_one_hash_are_refused() {
     assertThatThrownBy(() -> new ApiKeys(true, List.of("a:agent:*:" + HASH, "b:worker:*:" + HASH)))
         .isInstanceOf(IllegalArgumentException.class);
