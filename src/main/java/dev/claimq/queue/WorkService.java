@@ -111,7 +111,9 @@ public class WorkService {
           case PENDING -> metrics.failed(item.queue, true, held);
           case FAILED -> {
             metrics.failed(item.queue, false, held);
-            ItemLog.info(LOG, item, "failed, for an operator: %s", LogText.oneLine(item.lastError));
+            // Not the reason: providers' errors name recipients, and the log is kept and shipped
+            // where the item's readers are not. Operators read it on the item.
+            ItemLog.info(LOG, item, "failed, for an operator");
           }
           default -> {} // a heartbeat or an intent: the claim goes on
         }

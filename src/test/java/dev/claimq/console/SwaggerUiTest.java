@@ -41,6 +41,21 @@ class SwaggerUiTest extends ConsoleTest {
     assertThat(Seed.state(failed)).isEqualTo("pending");
   }
 
+  @Test
+  void no_other_site_may_frame_the_swagger_ui() {
+    for (String path :
+        java.util.List.of("/q/swagger-ui", "/q/swagger-ui/", "/q/swagger-ui/index.html")) {
+      io.restassured.RestAssured.given()
+          .redirects()
+          .follow(false)
+          .get(path)
+          .then()
+          .header("Content-Security-Policy", "frame-ancestors 'none'")
+          .header("X-Frame-Options", "DENY")
+          .header("Referrer-Policy", "no-referrer");
+    }
+  }
+
   private static WebElement tryItOut(Browser browser, String id) {
     browser.click(By.cssSelector("#" + id + " .opblock-summary-control"));
     browser.click(By.cssSelector("#" + id + " button.try-out__btn"));
