@@ -99,19 +99,7 @@ class LogsTest extends AsAdmin {
   void an_access_log_line_ends_with_the_request_duration() throws InterruptedException {
     try (LogCapture log = LogCapture.start(Level.INFO)) {
       given().get("/v1/me").then().statusCode(200);
-      List<String> lines = List.of();
-      // The access log is written once the answer has gone out, so it may come after it.
-      for (int i = 0; i < 50 && lines.isEmpty(); i++) {
-        lines =
-            log.records().stream()
-                .filter(r -> r.getLoggerName().equals("io.quarkus.http.access-log"))
-                .map(LogRecord::getMessage)
-                .filter(m -> m.contains("\"GET /v1/me "))
-                .toList();
-        if (lines.isEmpty()) {
-          Thread.sleep(100);
-        }
-      }
+      List<String> lines = accessLines(log, "\"GET /v1/me ");
       // %D is "-" unless the server records when each request started.
       assertThat(lines).as("access log lines of GET /v1/me").hasSize(1);
       assertThat(lines.get(0)).matches(".* \"GET /v1/me HTTP/1.1\" 200 \\d+ \\d+ ms");
@@ -122,20 +110,28 @@ class LogsTest extends AsAdmin {
           .get("/v1/items:search")
           .then()
           .statusCode(200);
-      List<String> searches = List.of();
-      for (int i = 0; i < 50 && searches.isEmpty(); i++) {
-        searches =
-            log.records().stream()
-                .filter(r -> r.getLoggerName().equals("io.quarkus.http.access-log"))
-                .map(LogRecord::getMessage)
-                .filter(m -> m.contains("search"))
-                .toList();
-        if (searches.isEmpty()) {
-          Thread.sleep(100);
-        }
-      }
-      assertThat(searches).hasSize(1).noneMatch(line -> line.contains("lovelace"));
+      assertThat(accessLines(log, "search"))
+          .hasSize(1)
+          .noneMatch(line -> line.contains("lovelace"));
     }
+  }
+
+  /** The access log's lines holding this text, once there is one. */
+  private static List<String> accessLines(LogCapture log, String text) throws InterruptedException {
+    List<String> lines = List.of();
+    // The access log is written once the answer has gone out, so it may come after it.
+    for (int i = 0; i < 50 && lines.isEmpty(); i++) {
+      lines =
+          log.records().stream()
+              .filter(r -> r.getLoggerName().equals("io.quarkus.http.access-log"))
+              .map(LogRecord::getMessage)
+              .filter(m -> m.contains(text))
+              .toList();
+      if (lines.isEmpty()) {
+        Thread.sleep(100);
+      }
+    }
+    return lines;
   }
 
   @Test
