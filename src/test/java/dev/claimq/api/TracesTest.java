@@ -181,6 +181,34 @@ class TracesTest extends AsAdmin {
   }
 
   @Test
+  void a_request_span_keeps_the_querys_names_but_not_its_values() {
+    given()
+        .queryParam("q", "ada.lovelace@example.com")
+        .get("/v1/items:search")
+        .then()
+        .statusCode(200);
+
+    List<SpanData> spans =
+        spansUntil(
+            found ->
+                found.stream()
+                    .anyMatch(s -> s.getAttributes().asMap().toString().contains("items:search")),
+            null,
+            "the search's server span");
+    SpanData search =
+        spans.stream()
+            .filter(s -> s.getAttributes().asMap().toString().contains("items:search"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(
+            search
+                .getAttributes()
+                .get(io.opentelemetry.api.common.AttributeKey.stringKey("url.query")))
+        .isEqualTo("q=REDACTED");
+    assertThat(spans).noneMatch(s -> s.toString().contains("lovelace"));
+  }
+
+  @Test
   void an_item_enqueued_without_a_traceparent_adds_no_spans_of_its_own() {
     String queue = uniqueQueue("untraced");
     String id = enqueued(queue, "k", 1);
