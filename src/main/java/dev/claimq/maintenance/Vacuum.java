@@ -21,6 +21,9 @@ public class Vacuum {
   private final ItemRepository items;
   private final ClaimqConfig.Vacuum config;
 
+  /** Whether the last look found that this role may vacuum the table; said once a change. */
+  private volatile boolean permitted = true;
+
   Vacuum(ItemRepository items, ClaimqConfig config) {
     this.items = items;
     this.config = config.vacuum();
@@ -35,11 +38,34 @@ public class Vacuum {
     if (dead < config.deadRows()) {
       return 0;
     }
+    if (!permitted()) {
+      return 0;
+    }
     long start = System.nanoTime();
     items.vacuum();
     LOG.debugf(
         "vacuumed the item table (%d dead rows) in %d ms",
         dead, (System.nanoTime() - start) / 1_000_000);
     return dead;
+  }
+
+  /**
+   * Whether the role may VACUUM the table. PostgreSQL would skip it with a warning in the server's
+   * log alone, each time, while the dead rows pile up: here it is said once, and the job waits.
+   */
+  private boolean permitted() {
+    boolean now = items.mayVacuum();
+    if (now != permitted) {
+      if (now) {
+        LOG.info("the item table may be vacuumed again by this role; the service vacuums it");
+      } else {
+        LOG.warn(
+            "this database role may not VACUUM the item table (it owns neither the table nor"
+                + " the database, and is no superuser): the service does not vacuum it, and dead"
+                + " rows slow claims until autovacuum comes (README, Database privileges)");
+      }
+      permitted = now;
+    }
+    return now;
   }
 }

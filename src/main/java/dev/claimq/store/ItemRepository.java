@@ -232,6 +232,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private static final Sql REFUSES_WRITES = FILE.take("refuses-writes");
   private static final Sql MIGRATED_SINCE = FILE.take("migrated-since", "rank");
   private static final Sql VACUUM = FILE.take("vacuum");
+  private static final Sql MAY_VACUUM = FILE.take("may-vacuum");
   private static final Sql FIND_BY_DEDUPE_KEY =
       FILE.take("find-by-dedupe-key", "queue", "dedupeKey");
   private static final Sql ENQUEUED_BY =
@@ -919,6 +920,11 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /** Dead rows in the item table, as PostgreSQL's statistics count them. */
   public long deadRows() {
     return DEAD_ROWS.on(dataSource).list(row -> row.getLong(1)).get(0);
+  }
+
+  /** Whether the service's role may VACUUM the item table; PostgreSQL skips it otherwise. */
+  public boolean mayVacuum() {
+    return MAY_VACUUM.on(dataSource).list(row -> row.getBoolean(1)).get(0);
   }
 
   /** Vacuums the item table (outside any transaction: VACUUM cannot run inside one). */
