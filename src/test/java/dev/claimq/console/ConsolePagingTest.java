@@ -35,5 +35,8 @@ class ConsolePagingTest extends ConsoleTest {
                 "return [...document.querySelectorAll('#main tbody a[id^=held-]')].map((a) => a.id)");
     assertThat(rows).hasSize(51).doesNotHaveDuplicates();
     assertThat(browser.visible(By.id("held-count")).getText()).isEqualTo("51 held items shown.");
+    // The button went with the last page: the focus went to the first row it added, not to the
+    // top of the page, where the next Tab would start again.
+    assertThat(browser.focused().getDomAttribute("id")).isEqualTo(rows.get(50));
   }
 }

@@ -29,6 +29,8 @@ class ConsoleRefusedFormTest extends ConsoleTest {
     assertThat(browser.visible(By.cssSelector("details.resolve")).getDomProperty("open"))
         .isEqualTo("true");
     assertThat(field.getDomAttribute("aria-invalid")).isEqualTo("true");
+    // Focused, the field is read with why it was refused.
+    assertThat(field.getDomAttribute("aria-describedby")).contains("resolve-ref-problem");
     assertThat(browser.visible(By.id("resolve-ref-problem")).getText()).contains("500");
     assertThat(browser.focused().getDomAttribute("id")).isEqualTo("resolve-ref");
     assertThat(Seed.state(id)).isEqualTo("failed");

@@ -113,7 +113,9 @@ export async function render(main, { params, me, say }) {
         h('p', { class: 'hint' }, `Acts on exactly these items, as shown (changed before ${upTo}):`
           + ' if any of them changes first, nothing is done and a new preview shows what matches.'),
         h('div', { class: 'buttons' }, confirm,
-          h('button', { type: 'button', id: 'discard', onclick: () => replace(out) }, 'Discard')),
+          h('button', { type: 'button', id: 'discard',
+            // The button goes with the preview; the focus goes back to the one that made it.
+            onclick: () => { replace(out); form.querySelector('#preview').focus(); } }, 'Discard')),
       ] : null);
     title.focus();
   }

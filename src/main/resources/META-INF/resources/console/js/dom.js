@@ -76,6 +76,45 @@ export function replace(container, ...children) {
   if (focused) document.getElementById(focused)?.focus();
 }
 
+/**
+ * As replace, but only what changed is replaced: a refreshed table keeps its rows and cells where
+ * they say the same, so a screen reader keeps its place in it, and an alert that says the same
+ * again is not read again.
+ */
+export function update(container, ...children) {
+  const fresh = document.createElement(container.tagName);
+  add(fresh, children);
+  const focused = document.activeElement && container.contains(document.activeElement)
+    ? document.activeElement.id : null;
+  morph(container, [...fresh.childNodes]);
+  if (focused && !container.contains(document.activeElement)) {
+    document.getElementById(focused)?.focus();
+  }
+}
+
+function morph(container, fresh) {
+  const shown = [...container.childNodes];
+  if (shown.length !== fresh.length) {
+    container.replaceChildren(...fresh);
+    return;
+  }
+  fresh.forEach((node, i) => {
+    const old = shown[i];
+    if (old.isEqualNode(node)) return;
+    if (old.nodeType === Node.ELEMENT_NODE && old.tagName === node.tagName
+      && sameAttributes(old, node)) {
+      morph(old, [...node.childNodes]);
+    } else {
+      old.replaceWith(node);
+    }
+  });
+}
+
+function sameAttributes(a, b) {
+  return a.attributes.length === b.attributes.length
+    && [...a.attributes].every((attribute) => b.getAttribute(attribute.name) === attribute.value);
+}
+
 /** A screen's heading, focused on arrival so that screen readers and Tab start there. */
 export function heading(text) {
   return h('h1', { tabindex: '-1', class: 'screen-title' }, text);
@@ -129,7 +168,10 @@ export function acting(action, scope = 'section') {
       running.delete(root);
       for (const button of buttons) button.disabled = false;
       // A disabled button loses the focus; give it back if nothing else took it meanwhile.
-      if (focused?.isConnected && document.activeElement === document.body) focused.focus();
+      // Without scrolling: the page stays where the action's outcome was shown (say).
+      if (focused?.isConnected && document.activeElement === document.body) {
+        focused.focus({ preventScroll: true });
+      }
     }
   };
 }
@@ -163,15 +205,29 @@ export function fieldProblem(id) {
  */
 export function markField(form, error) {
   for (const slot of form.querySelectorAll('.field-problem')) slot.hidden = true;
-  for (const marked of form.querySelectorAll('[aria-invalid]')) marked.removeAttribute('aria-invalid');
+  for (const marked of form.querySelectorAll('[aria-invalid]')) {
+    marked.removeAttribute('aria-invalid');
+    describedBy(marked, `${marked.id}-problem`, false);
+  }
   const control = error.field ? form.elements.namedItem(error.field) : null;
   const slot = control && document.getElementById(`${control.id}-problem`);
   if (!slot) return false;
   replace(slot, error.fieldMessage);
   slot.hidden = false;
   control.setAttribute('aria-invalid', 'true');
+  // So that the field, focused, is read with why it was refused, not only "invalid entry".
+  describedBy(control, slot.id, true);
   control.focus();
   return true;
+}
+
+/** Adds an id to a control's aria-describedby, or takes it out, keeping the others (a hint). */
+function describedBy(control, id, on) {
+  const ids = (control.getAttribute('aria-describedby') || '').split(' ')
+    .filter((each) => each && each !== id);
+  if (on) ids.push(id);
+  if (ids.length) control.setAttribute('aria-describedby', ids.join(' '));
+  else control.removeAttribute('aria-describedby');
 }
 
 /** A small table whose cells carry their column's name, for the one-column layout on phones. */

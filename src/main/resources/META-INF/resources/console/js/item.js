@@ -69,7 +69,7 @@ export async function render(main, { rest, me, say }) {
     } catch (e) {
       if (e.status === 400) {
         say(...refusal(label, e, null));
-        if (!form || !markField(form, e)) document.getElementById('state')?.focus();
+        if (!form || !markField(form, e)) document.getElementById('state')?.focus({ preventScroll: true });
         return;
       }
       said = (now) => refusal(label, e, now);
@@ -78,7 +78,7 @@ export async function render(main, { rest, me, say }) {
       }
     }
     say(...said(await load()));
-    document.getElementById('state')?.focus();
+    document.getElementById('state')?.focus({ preventScroll: true });
   }
 
   let horizonOffer = false;

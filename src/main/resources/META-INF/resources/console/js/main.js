@@ -30,6 +30,10 @@ export function say(text, kind = 'info') {
   const messages = $('messages');
   messages.className = `messages ${kind}`;
   replace(messages, text);
+  // Above the screen: an action far down a long page would say its outcome out of sight. The
+  // focus stays where it was (given back after the action, without scrolling); the next Tab
+  // brings it back into view.
+  if (text && messages.getBoundingClientRect().top < 0) messages.scrollIntoView({ block: 'nearest' });
 }
 
 /**
@@ -95,7 +99,10 @@ async function show() {
     return;
   }
   leave = cleanUp || null;
-  main.querySelector('h1')?.focus();
+  const title = main.querySelector('h1');
+  // Tabs, history and a screen reader's "page loaded" say where the operator is.
+  document.title = title ? `${title.textContent} – claimq console` : 'claimq console';
+  title?.focus();
 }
 
 /** Who this key is: GET /v1/me, which any valid key may read. */

@@ -2,7 +2,7 @@
 // reason first, so that the first screen already says what went wrong.
 
 import { get } from './api.js';
-import { append, data, h, heading, problem, replace, seconds, table, when } from './dom.js';
+import { append, data, h, heading, problem, seconds, table, update, when } from './dom.js';
 
 const REFRESH_MS = 4000;
 const LATEST = 10;
@@ -13,7 +13,23 @@ const LISTING_MAX = 500;
 
 export async function render(main) {
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
-  const stamp = h('p', { class: 'hint' });
+  // Content that updates itself must be able to stop (WCAG 2.2.2): a screen reader reading the
+  // table, or anyone reading a long reason, is not moved on every few seconds.
+  let paused = false;
+  let refreshedAt = null;
+  const pause = h('button', { type: 'button', id: 'pause-updates', 'aria-pressed': 'false',
+    onclick: () => {
+      paused = !paused;
+      pause.setAttribute('aria-pressed', String(paused));
+      if (paused) tell();
+      else refreshOnce();
+    } }, 'Pause updates');
+  const said = h('span');
+  const stamp = h('p', { class: 'hint' }, said, ' ', pause);
+  function tell() {
+    const at = refreshedAt ? `Refreshed at ${refreshedAt.toLocaleTimeString()}` : 'Not refreshed yet';
+    said.textContent = paused ? `${at}; updates paused.` : `${at}; every ${REFRESH_MS / 1000} s.`;
+  }
   const queues = h('section', { 'aria-labelledby': 'queues-title' });
   const failures = h('section', { 'aria-labelledby': 'latest-title' });
   // Failures first: they are what an operator comes for, on a phone as on a desktop.
@@ -30,16 +46,17 @@ export async function render(main) {
       // Read out only when it changes: a screen reader should not hear every refresh.
       const text = describe(totals);
       if (summary.textContent !== text) summary.textContent = text;
-      replace(queues, queueTable(list), more ? moreQueues(list.length, totals.queues) : null);
+      update(queues, queueTable(list), more ? moreQueues(list.length, totals.queues) : null);
     } else {
-      replace(queues, h('h2', { id: 'queues-title' }, 'Queues'),
+      update(queues, h('h2', { id: 'queues-title' }, 'Queues'),
         problem(queueList.reason, 'Queues could not be listed'));
     }
-    replace(failures, latest.status === 'fulfilled'
+    update(failures, latest.status === 'fulfilled'
       ? latestFailures(latest.value.items)
       : [h('h2', { id: 'latest-title' }, 'Latest failures'),
         problem(latest.reason, 'Failed items could not be listed')]);
-    stamp.textContent = `Refreshed at ${new Date().toLocaleTimeString()}; every ${REFRESH_MS / 1000} s.`;
+    refreshedAt = new Date();
+    tell();
   }
 
   let busy = false;
@@ -70,7 +87,7 @@ export async function render(main) {
 
   await refreshOnce();
   // A tab in the background asks nothing.
-  const timer = setInterval(() => { if (!document.hidden) refreshOnce(); }, REFRESH_MS);
+  const timer = setInterval(() => { if (!document.hidden && !paused) refreshOnce(); }, REFRESH_MS);
   return () => clearInterval(timer);
 }
 

@@ -16,7 +16,8 @@ export async function pageThrough({
   moreId,
 }) {
   let shown = 0;
-  async function page(cursor) {
+  /** asked: from the button, whose focus must not fall to the top of the page when it goes. */
+  async function page(cursor, asked = false) {
     let answer;
     try {
       answer = await get(path, { ...query, limit: PAGE, cursor });
@@ -24,14 +25,19 @@ export async function pageThrough({
       replace(more, problem(e, refused));
       return;
     }
-    rows.append(...answer[field].map(row));
+    const added = answer[field].map(row);
+    rows.append(...added);
     shown += answer[field].length;
     status.textContent = describe(shown, Boolean(answer.nextCursor));
     replace(more, answer.nextCursor
       // acting: a double-click or a second Enter asks for the next page once, not twice.
-      ? h('button', { type: 'button', id: moreId, onclick: acting(() => page(answer.nextCursor)) },
+      ? h('button', { type: 'button', id: moreId, onclick: acting(() => page(answer.nextCursor, true)) },
         `Load ${PAGE} more`)
       : null);
+    if (asked) {
+      // The next page's button, or on the last page the first of the rows it added.
+      (more.querySelector('button') || added[0]?.querySelector('a, button'))?.focus();
+    }
   }
   await page(undefined);
 }

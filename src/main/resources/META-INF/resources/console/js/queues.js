@@ -121,7 +121,7 @@ async function one(main, { me, say }, queue) {
             await load();
           }
         }
-        document.getElementById(policy.paused ? 'pause' : 'resume')?.focus();
+        document.getElementById(policy.paused ? 'pause' : 'resume')?.focus({ preventScroll: true });
       }) }, policy.paused ? 'Resume claims' : 'Pause claims') : null);
   }
 
@@ -164,7 +164,7 @@ async function one(main, { me, say }, queue) {
         await call(`${path}/policy`, { method: 'PUT', body: wanted, ifMatch: etag });
         say(`Policy of ${queue} saved.`, 'ok');
         await load();
-        document.getElementById('save-policy')?.focus();
+        document.getElementById('save-policy')?.focus({ preventScroll: true });
       } catch (e) {
         if (outcomeUnknown(e)) {
           await unanswered('Policy save', e);
@@ -177,7 +177,7 @@ async function one(main, { me, say }, queue) {
             ? ` by ${now.updatedBy || 'a key'} at ${now.updatedAt}` : ''} since this page read it,`
             + ` and the form now shows it as it is. Your settings were ${stringify(wanted).text}:`
             + ' save them again if they still apply.', 'error');
-          document.getElementById('save-policy')?.focus();
+          document.getElementById('save-policy')?.focus({ preventScroll: true });
           return;
         }
         say(`Policy refused${e.status ? ` (${e.status})` : ''}: ${e.message}`, 'error');
