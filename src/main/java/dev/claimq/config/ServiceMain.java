@@ -12,8 +12,6 @@ import java.util.Locale;
  */
 @QuarkusMain
 public final class ServiceMain {
-  private ServiceMain() {}
-
   public static void main(String... args) {
     Locale.setDefault(Locale.ROOT);
     Quarkus.run(args);
