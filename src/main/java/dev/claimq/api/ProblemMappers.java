@@ -451,6 +451,26 @@ public class ProblemMappers {
               + " with another, or because it could not serialize it), so nothing was changed;"
               + " retry shortly.");
     }
+    String exhausted = DatabaseErrors.exhausted(e);
+    if (exhausted != null) {
+      return databaseUnavailable(
+          "database out of " + exhausted,
+          e,
+          "The queue's database is out of "
+              + exhausted
+              + " right now, so this request was not carried out and nothing was changed"
+              + (exhausted.equals("disk space")
+                  ? "; nothing can be written until its operator frees some. Retry later."
+                  : "; retry shortly."));
+    }
+    if (DatabaseErrors.poolBusy(e)) {
+      return databaseUnavailable(
+          "every database connection busy",
+          e,
+          "Every connection this service has to the queue's database is busy (its statements are"
+              + " slow, or wait on a lock), and none came free in time, so this request was not"
+              + " run; retry shortly.");
+    }
     if (DatabaseErrors.unavailable(e)) {
       return databaseUnavailable(
           "database unavailable",

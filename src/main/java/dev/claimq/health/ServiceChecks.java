@@ -4,6 +4,7 @@ import dev.claimq.config.ClaimqConfig;
 import dev.claimq.config.Intervals;
 import dev.claimq.longpoll.ClaimableListener;
 import dev.claimq.maintenance.MaintenanceSchedule;
+import dev.claimq.store.DatabaseErrors;
 import dev.claimq.store.ItemRepository;
 import dev.claimq.store.SchemaWatch;
 import io.smallrye.health.api.Wellness;
@@ -116,7 +117,9 @@ class ServiceChecks {
                     "the database refuses writes (transaction_read_only is on): enqueues,"
                         + " claims and finishes answer 503; reads work")
                 .build()
-            : check.up().build();
+            : outOfDisk()
+                .map(ago -> check.down().withData("reason", ago).build())
+                .orElseGet(() -> check.up().build());
       } catch (RuntimeException e) {
         return check
             .down()
@@ -124,6 +127,26 @@ class ServiceChecks {
             .build();
       }
     };
+  }
+
+  /** How long a write that failed for want of disk space keeps the service not ready. */
+  static final Duration OUT_OF_DISK_WINDOW = Duration.ofSeconds(10);
+
+  /**
+   * Why the database takes no writes although it is not read-only: a write failed for want of disk
+   * space within the last few seconds (a full disk is a state, not one request's bad luck).
+   */
+  private static Optional<String> outOfDisk() {
+    return DatabaseErrors.lastExhaustion()
+        .filter(last -> last.what().equals("disk space"))
+        .map(last -> Duration.ofNanos(System.nanoTime() - last.atNanos()))
+        .filter(ago -> ago.compareTo(OUT_OF_DISK_WINDOW) < 0)
+        .map(
+            ago ->
+                "the database ran out of disk space "
+                    + seconds(ago)
+                    + " ago: enqueues, claims and finishes answer 503 until its operator frees"
+                    + " some; reads work");
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.claimq.config.ClaimqConfig;
 import dev.claimq.config.Intervals;
 import dev.claimq.store.DatabaseErrors;
 import dev.claimq.store.SchemaWatch;
+import dev.claimq.telemetry.LogText;
 import dev.claimq.telemetry.QueueMetrics;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -146,11 +147,16 @@ public class MaintenanceSchedule {
           LOG.infof("%s: the database is back", name);
         }
       } catch (RuntimeException e) {
-        if (!DatabaseErrors.unavailable(e)) {
+        // Out of disk, its statement timed out, or gone: the database's state, not a fault of the
+        // job, said once when it starts and once when it ends.
+        boolean unavailable = DatabaseErrors.exhausted(e) != null || DatabaseErrors.unavailable(e);
+        if (!unavailable && !DatabaseErrors.timedOut(e)) {
           LOG.errorf(e, "%s failed", name);
         } else if (!databaseAway) {
           databaseAway = true;
-          LOG.warnf("%s: the database cannot be reached; retrying until it can", name);
+          LOG.warnf(
+              "%s: the database cannot do it now (%s); retrying until it can",
+              name, LogText.oneLine(DatabaseErrors.describe(e)));
         }
       } catch (Error e) {
         LOG.errorf(e, "%s failed", name);

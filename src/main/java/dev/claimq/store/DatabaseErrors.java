@@ -26,7 +26,7 @@ public final class DatabaseErrors {
         String message = sql.getMessage() == null ? "" : sql.getMessage();
         if (state.startsWith("08") // connection exception
             || state.startsWith("57P") // admin shutdown, crash shutdown, cannot connect now
-            || state.equals("53300") // too many connections
+            || state.startsWith("53") // out of disk, memory, connections or a set limit
             || state.equals(READ_ONLY)
             || message.toLowerCase(java.util.Locale.ROOT).contains("acquisition timeout")) {
           return true;
@@ -34,6 +34,56 @@ public final class DatabaseErrors {
       }
     }
     return false;
+  }
+
+  /**
+   * What the database ran out of (PostgreSQL's class 53, insufficient resources), or null: "disk
+   * space" (nothing can be written until an operator frees some), "memory", "connections" or "a
+   * configured limit". The moment is kept for the readiness check (lastExhaustion).
+   */
+  public static String exhausted(Throwable e) {
+    for (Throwable cause : causesOf(e)) {
+      if (cause instanceof java.sql.SQLException sql
+          && sql.getSQLState() != null
+          && sql.getSQLState().startsWith("53")) {
+        String what =
+            switch (sql.getSQLState()) {
+              case "53100" -> "disk space";
+              case "53200" -> "memory";
+              case "53300" -> "connections";
+              case "53400" -> "a configured limit";
+              default -> "a resource";
+            };
+        lastExhaustion = new Exhaustion(what, System.nanoTime());
+        return what;
+      }
+    }
+    return null;
+  }
+
+  /** When the database last ran out of something, and of what. */
+  public record Exhaustion(String what, long atNanos) {}
+
+  private static volatile Exhaustion lastExhaustion;
+
+  /** The last time a statement failed for want of a resource, if it ever did. */
+  public static java.util.Optional<Exhaustion> lastExhaustion() {
+    return java.util.Optional.ofNullable(lastExhaustion);
+  }
+
+  /**
+   * Every connection of the pool is taken, and none came free within its wait: the statements
+   * holding them are slow or wait on a lock. The database itself may answer.
+   */
+  public static boolean poolBusy(Throwable e) {
+    return causesOf(e).stream()
+        .anyMatch(
+            cause ->
+                cause.getMessage() != null
+                    && cause
+                        .getMessage()
+                        .toLowerCase(java.util.Locale.ROOT)
+                        .contains("acquisition timeout"));
   }
 
   /**

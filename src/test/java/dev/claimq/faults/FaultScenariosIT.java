@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -1072,6 +1073,127 @@ class FaultScenariosIT extends FaultHarness {
       for (ServiceInstance instance : abroad) {
         instance.close();
       }
+    }
+  }
+
+  /**
+   * The database's disk fills: the item table sits on a small file system of its own (a tablespace
+   * on a loop-mounted image), which is then filled. Writes answer 503 saying the database is out of
+   * disk space, never a 500 or an ERROR line, readiness says not ready, and once space is freed the
+   * instance serves again by itself. Needs root and a loop device; skipped without them.
+   */
+  @Test
+  @Order(19)
+  void a_database_out_of_disk_space_answers_503_not_ready_and_recovers_when_space_is_freed()
+      throws Exception {
+    Assumptions.assumeTrue(Cluster.ROOT, "mounting a file system needs root");
+    history = new History();
+    http = new Http(history);
+    Path image = Files.createTempFile("claimq-faults-disk", ".img");
+    Path mount = Files.createTempDirectory("claimq-faults-disk");
+    Path fill = mount.resolve("fill");
+    try {
+      Cluster.run(List.of("truncate", "-s", "64M", image.toString()), Duration.ofSeconds(10));
+      Cluster.run(List.of("mkfs.ext4", "-q", "-F", image.toString()), Duration.ofSeconds(60));
+      try {
+        Cluster.run(
+            List.of("mount", "-o", "loop", image.toString(), mount.toString()),
+            Duration.ofSeconds(20));
+      } catch (IOException e) {
+        Assumptions.abort("no loop device to mount a file system on: " + e.getMessage());
+      }
+      Path space = mount.resolve("space");
+      Files.createDirectory(space);
+      Cluster.run(List.of("chown", "postgres", space.toString()), Duration.ofSeconds(10));
+      ServiceInstance instance =
+          new ServiceInstance(
+              "disk",
+              Cluster.freePort(19081),
+              cluster.jdbcUrl(),
+              LOGS,
+              withKnobs(Map.of("CLAIMQ_SCHEMA", "claimq_disk")));
+      Files.deleteIfExists(instance.log);
+      try {
+        instance.start();
+        try (var connection = cluster.connect();
+            var statement = connection.createStatement()) {
+          statement.execute("CREATE TABLESPACE small LOCATION '" + space + "'");
+          statement.execute("ALTER TABLE claimq_disk.item SET TABLESPACE small");
+        }
+        String queue = "disk";
+        enqueueOne(instance.url(), queue, "before", Map.of());
+        // Filled to the last block: the table's next page has nowhere to go.
+        try {
+          Cluster.run(List.of("dd", "if=/dev/zero", "of=" + fill, "bs=1M"), Duration.ofSeconds(60));
+        } catch (IOException full) {
+          // dd ends with "No space left on device": the point
+        }
+        Map<Integer, Integer> statuses = new HashMap<>();
+        String outOfDisk = null;
+        for (int i = 0; i < 2_000 && outOfDisk == null; i++) {
+          Http.Answer answer =
+              http.claimq(
+                  instance.url(),
+                  "POST",
+                  "/v1/queues/" + queue + "/items",
+                  Http.AGENT,
+                  Map.of("dedupeKey", "k-" + i, "payload", "x".repeat(2_000)),
+                  Duration.ofSeconds(10));
+          statuses.merge(answer.status(), 1, Integer::sum);
+          if (answer.status() == 503) {
+            outOfDisk = answer.body().path("detail").asText();
+          }
+        }
+        System.out.printf("faults: disk: enqueues by status while full %s%n", statuses);
+        assertThat(statuses.keySet())
+            .as("statuses while full")
+            .containsAnyOf(503)
+            .doesNotContain(500);
+        assertThat(outOfDisk).contains("out of disk space");
+        assertThat(readiness(instance.url())).as("ready while out of disk").isEqualTo(503);
+
+        Files.delete(fill);
+        assertThat(
+                await(
+                    Duration.ofSeconds(20),
+                    () ->
+                        http.claimq(
+                                    instance.url(),
+                                    "POST",
+                                    "/v1/queues/" + queue + "/items",
+                                    Http.AGENT,
+                                    Map.of("dedupeKey", "after", "payload", 1),
+                                    Duration.ofSeconds(10))
+                                .status()
+                            == 201))
+            .as("enqueues once space is freed")
+            .isTrue();
+        assertThat(await(Duration.ofSeconds(20), () -> readiness(instance.url()) == 200))
+            .as("ready again")
+            .isTrue();
+        assertThat(Files.readAllLines(instance.log))
+            .as("the instance's log")
+            .noneMatch(line -> line.contains(" ERROR "));
+        assertThat(history.badAnswers).as("500s").isEmpty();
+      } finally {
+        instance.close();
+        try (var connection = cluster.connect();
+            var statement = connection.createStatement()) {
+          statement.execute("DROP SCHEMA IF EXISTS claimq_disk CASCADE");
+          statement.execute("DROP TABLESPACE IF EXISTS small");
+        }
+      }
+    } finally {
+      Files.deleteIfExists(fill);
+      try {
+        Cluster.run(List.of("umount", mount.toString()), Duration.ofSeconds(20));
+      } catch (IOException notMounted) {
+        // it never was
+      }
+      Files.deleteIfExists(mount.resolve("space"));
+      Files.deleteIfExists(mount.resolve("lost+found"));
+      Files.deleteIfExists(mount);
+      Files.deleteIfExists(image);
     }
   }
 
