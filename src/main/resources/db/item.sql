@@ -1378,6 +1378,16 @@ SELECT pg_has_role(c.relowner, 'USAGE')
 FROM pg_class c
 WHERE c.oid = CAST('item' AS regclass);
 
+-- name: oldest-snapshot
+-- The session whose snapshot is oldest: VACUUM cannot remove a row that died after it began.
+-- Seconds since its transaction (or, without one, the session) began.
+SELECT pid, coalesce(application_name, ''), coalesce(state, ''),
+       CAST(extract(epoch FROM now() - coalesce(xact_start, backend_start)) AS bigint)
+FROM pg_stat_activity
+WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()
+ORDER BY age(backend_xmin) DESC
+LIMIT 1;
+
 -- name: vacuum
 -- SKIP_LOCKED: when autovacuum or another instance is at the table already, leave it to them.
 -- INDEX_CLEANUP ON: the dead entries at the front of the claim index are what slows claims, and

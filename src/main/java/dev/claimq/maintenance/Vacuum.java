@@ -21,6 +21,12 @@ public class Vacuum {
   private final ItemRepository items;
   private final ClaimqConfig.Vacuum config;
 
+  /** Dead rows below which the job does not vacuum again, after a VACUUM that removed nothing. */
+  private volatile long retryAt;
+
+  /** Whether the last VACUUM found the dead rows held by an old snapshot; said once a change. */
+  private volatile boolean held;
+
   /** Whether the last look found that this role may vacuum the table; said once a change. */
   private volatile boolean permitted = true;
 
@@ -41,12 +47,46 @@ public class Vacuum {
     if (!permitted()) {
       return 0;
     }
+    if (dead < retryAt) {
+      return 0; // the last VACUUM could remove nothing: not again until more rows have died
+    }
     long start = System.nanoTime();
     items.vacuum();
     LOG.debugf(
         "vacuumed the item table (%d dead rows) in %d ms",
         dead, (System.nanoTime() - start) / 1_000_000);
+    judge(dead, items.deadRows());
     return dead;
+  }
+
+  /**
+   * After a VACUUM: when it left most dead rows where they were, something holds the oldest
+   * snapshot back (a transaction left open, a replication slot), and VACUUM after VACUUM would
+   * remove nothing while claims slow down. Said once, naming the session if one holds it; the job
+   * then waits for as many rows again to die before it tries.
+   */
+  private void judge(long before, long left) {
+    if (left * 2 < before) {
+      retryAt = 0;
+      if (held) {
+        held = false;
+        LOG.info("VACUUM removes the item table's dead rows again");
+      }
+      return;
+    }
+    retryAt = left + config.deadRows();
+    if (!held) {
+      held = true;
+      LOG.warnf(
+          "VACUUM left %d of the item table's %d dead rows: a snapshot older than they are holds"
+              + " them (%s), and claims slow down until it goes",
+          left,
+          before,
+          items
+              .oldestSnapshot()
+              .map(session -> "the oldest is the session of " + session)
+              .orElse("no session holds one: a replication slot or a prepared transaction"));
+    }
   }
 
   /**

@@ -233,6 +233,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private static final Sql MIGRATED_SINCE = FILE.take("migrated-since", "rank");
   private static final Sql VACUUM = FILE.take("vacuum");
   private static final Sql MAY_VACUUM = FILE.take("may-vacuum");
+  private static final Sql OLDEST_SNAPSHOT = FILE.take("oldest-snapshot");
   private static final Sql FIND_BY_DEDUPE_KEY =
       FILE.take("find-by-dedupe-key", "queue", "dedupeKey");
   private static final Sql ENQUEUED_BY =
@@ -925,6 +926,28 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /** Whether the service's role may VACUUM the item table; PostgreSQL skips it otherwise. */
   public boolean mayVacuum() {
     return MAY_VACUUM.on(dataSource).list(row -> row.getBoolean(1)).get(0);
+  }
+
+  /**
+   * The session holding the oldest snapshot, as "pid 4711 ('psql', idle in transaction) for 310 s",
+   * if any session holds one; a replication slot or a prepared transaction may hold one too.
+   */
+  public Optional<String> oldestSnapshot() {
+    return OLDEST_SNAPSHOT
+        .on(dataSource)
+        .list(
+            row ->
+                "pid "
+                    + row.getInt(1)
+                    + " ('"
+                    + row.getString(2)
+                    + "', "
+                    + row.getString(3)
+                    + ") for "
+                    + row.getLong(4)
+                    + " s")
+        .stream()
+        .findFirst();
   }
 
   /** Vacuums the item table (outside any transaction: VACUUM cannot run inside one). */
