@@ -38,6 +38,32 @@ class ConsoleKeyboardTest extends ConsoleTest {
   }
 
   @Test
+  void escape_backs_out_of_a_cancel_and_a_search_is_told_in_one_line() {
+    String queue = uniqueQueue("escape");
+    String failed = Seed.failed(queue, "e/1", "mailer-1", "bounced");
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/items/" + failed);
+    browser.visible(By.id("cancel")).sendKeys(Keys.ENTER);
+    assertThat(browser.focused().getDomAttribute("id")).isEqualTo("cancel-confirm");
+    browser.press(Keys.ESCAPE);
+    browser.visible(By.id("cancel"));
+    assertThat(browser.focused().getDomAttribute("id")).isEqualTo("cancel");
+    assertThat(browser.driver().findElement(By.id("cancel-confirm")).isDisplayed()).isFalse();
+    assertThat(Seed.state(failed)).isEqualTo("failed");
+    assertThat(browser.visible(By.id("payload")).getDomAttribute("aria-label"))
+        .isEqualTo("Payload");
+
+    browser.open("/console/#/search");
+    browser.submit(By.id("search-q"), "e/1");
+    browser.visible(By.id("found-" + failed));
+    assertThat(browser.script("return document.getElementById('search-said').textContent"))
+        .isEqualTo("1 found for “e/1”.");
+    assertThat(browser.driver().findElement(By.id("search-results")).getDomAttribute("aria-live"))
+        .isNull();
+  }
+
+  @Test
   void discarding_a_preview_gives_the_focus_back_to_the_preview_button() {
     String queue = uniqueQueue("discard");
     Seed.failed(queue, "d/1", "mailer-1", "bounced");

@@ -100,13 +100,21 @@ export async function render(main, { rest, me, say }) {
     if (item.state === 'pending' || item.state === 'failed') {
       const confirm = h('button', { type: 'button', id: 'cancel-confirm', class: 'danger', hidden: true,
         onclick: acting(() => run('Cancel', `/v1/items/${item.id}/cancel`, {},
-          `Item ${item.id} is cancelled: no worker will claim it.`)) }, 'Yes, cancel it');
-      buttons.push(h('button', { type: 'button', id: 'cancel',
+          `Item ${item.id} is cancelled: no worker will claim it.`)),
+        // Escape backs out, as from a dialog: the confirmation goes, the focus goes back.
+        onkeydown: (event) => {
+          if (event.key !== 'Escape') return;
+          confirm.hidden = true;
+          ask.hidden = false;
+          ask.focus();
+        } }, 'Yes, cancel it');
+      const ask = h('button', { type: 'button', id: 'cancel',
         onclick: (event) => {
           event.target.hidden = true;
           confirm.hidden = false;
           confirm.focus();
-        } }, 'Cancel…'), confirm);
+        } }, 'Cancel…');
+      buttons.push(ask, confirm);
     }
     if (item.state === 'held') {
       buttons.push(h('button', { type: 'button', id: 'approve',
@@ -224,7 +232,7 @@ function summary(item) {
 function payload(text) {
   const shown = pretty(text);
   return [shown.note ? h('p', { class: 'hint', id: 'payload-note' }, shown.note) : null,
-    h('pre', { class: 'payload', id: 'payload', tabindex: '0',
+    h('pre', { class: 'payload', id: 'payload', tabindex: '0', 'aria-label': 'Payload',
       'aria-describedby': shown.note ? 'payload-note' : null }, shown.text)];
 }
 

@@ -10,13 +10,17 @@ export async function render(main) {
     h('input', { id: 'search-q', name: 'q', type: 'search', required: true, spellcheck: 'false',
       autocomplete: 'off' }),
     h('button', { type: 'submit', id: 'search-go' }, 'Search'));
-  const out = h('section', { 'aria-live': 'polite', id: 'search-results' });
-  append(main, heading('Search'), form, out);
+  // What is found is told in one line; the table itself is not read out as it arrives.
+  const said = h('p', { class: 'visually-hidden', 'aria-live': 'polite', id: 'search-said' });
+  const out = h('section', { id: 'search-results' });
+  append(main, heading('Search'), form, said, out);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const q = new FormData(form).get('q');
     try {
       const { items } = await get('/v1/items:search', { q });
+      said.textContent = items.length === 0 ? `Nothing found for “${q}”.`
+        : `${items.length} found for “${q}”.`;
       replace(out, items.length === 0 ? h('p', {}, `Nothing found for “${q}”.`)
         : table(`${items.length} found for “${q}”, newest first`,
           ['Item', 'State', 'Queue', 'Dedupe key', 'Reason', 'Updated'],
@@ -26,6 +30,7 @@ export async function render(main) {
             item.queue, h('code', {}, item.dedupeKey), item.lastError || '—',
             when(item.updatedAt)])));
     } catch (e) {
+      said.textContent = '';
       replace(out, problem(e, 'The search was refused'));
     }
   });
