@@ -64,6 +64,23 @@ class ConsoleKeyboardTest extends ConsoleTest {
   }
 
   @Test
+  void a_refused_bulk_reject_marks_the_field_it_names_not_a_hidden_one() {
+    String queue = Seed.gated("reject-why");
+    Seed.enqueue(queue, "r/1", "{}", 3);
+    Browser browser = browser();
+    signIn(browser, Seed.OPERATOR);
+    browser.open("/console/#/bulk?action=reject&queue=" + queue);
+    browser.click(By.id("preview"));
+    browser.text(By.id("bulk-result"), "The dry run was refused");
+
+    // The API names 'reason': for a reject that is what "Why reject" holds.
+    assertThat(browser.focused().getDomAttribute("id")).isEqualTo("bulk-rejection");
+    assertThat(browser.visible(By.id("bulk-rejection")).getDomAttribute("aria-invalid"))
+        .isEqualTo("true");
+    assertThat(browser.visible(By.id("bulk-rejection-problem")).getText()).isNotBlank();
+  }
+
+  @Test
   void discarding_a_preview_gives_the_focus_back_to_the_preview_button() {
     String queue = uniqueQueue("discard");
     Seed.failed(queue, "d/1", "mailer-1", "bounced");

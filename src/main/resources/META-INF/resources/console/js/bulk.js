@@ -1,8 +1,8 @@
 // Bulk: retry, cancel, approve or reject everything that matches a filter. A dry run first says
 // how many and which; only the confirmation acts, on exactly those items, and says what it did.
 
-import { outcomeUnknown, post } from './api.js';
-import { acting, append, h, heading, problem, replace, unknown } from './dom.js';
+import { ApiError, outcomeUnknown, post } from './api.js';
+import { acting, append, fieldProblem, h, heading, markField, problem, replace, unknown } from './dom.js';
 import * as filters from './filters.js';
 import { Typed } from './json.js';
 import { failure } from './overview.js';
@@ -35,10 +35,11 @@ export async function render(main, { params, me, say }) {
     filters.fields(params, 'bulk'),
     h('div', { class: 'field', id: 'bulk-why' }, h('label', { for: 'bulk-rejection' },
       'Why reject (each proposer reads it)'),
-    h('textarea', { id: 'bulk-rejection', name: 'rejection', rows: '2' })),
+    h('textarea', { id: 'bulk-rejection', name: 'rejection', rows: '2' }),
+    fieldProblem('bulk-rejection')),
     h('div', { class: 'field' }, h('label', { for: 'bulk-limit' }, 'At most (1–500)'),
       h('input', { id: 'bulk-limit', name: 'limit', type: 'text', inputmode: 'numeric',
-        value: params.get('limit') || '100' })),
+        value: params.get('limit') || '100' }), fieldProblem('bulk-limit')),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', id: 'preview' }, 'Preview (dry run)')));
   const out = h('section', { 'aria-labelledby': 'bulk-result-title', id: 'bulk-result' });
@@ -89,8 +90,17 @@ export async function render(main, { params, me, say }) {
       found = await post(`/v1/items:${which}`, body);
     } catch (e) {
       replace(out, problem(e, 'The dry run was refused'));
+      if (e instanceof ApiError) {
+        // A reject's reason is the API's 'reason', typed into "Why reject" (the filter's
+        // "Reason contains" is hidden for it).
+        markField(form, { field: which === 'reject' && e.field === 'reason' ? 'rejection' : e.field,
+          fieldMessage: e.fieldMessage });
+      } else {
+        markField(form, {});
+      }
       return;
     }
+    markField(form, {}); // an earlier refusal's marks go
     const words = ACTIONS[which];
     const count = found.items.length;
     const title = h('h2', { id: 'bulk-result-title', tabindex: '-1' }, count === 0
