@@ -7,9 +7,10 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 
 /**
- * Keeps every answer of the API and of MCP out of caches. Items carry payloads (addresses, card
- * tokens) and failure reasons, and a proxy or browser that kept them would hand them to whoever
- * asks next. Conditional reads still work: a client sends the ETag it read as If-None-Match.
+ * Keeps every answer of the API and of MCP out of caches (every answer but the console's files and
+ * Quarkus's own pages). Items carry payloads (addresses, card tokens) and failure reasons, and a
+ * proxy or browser that kept them would hand them to whoever asks next. Conditional reads still
+ * work: a client sends the ETag it read as If-None-Match.
  */
 @Singleton
 public class NoStore {
@@ -28,8 +29,11 @@ public class NoStore {
     context.next();
   }
 
+  /**
+   * Everything but the console's files and Quarkus's own pages (health, metrics, the API document
+   * and its UI): an allow-list of the API's paths would miss a spelling that reaches it anyway.
+   */
   private static boolean holdsData(String path) {
-    return path != null
-        && (path.startsWith("/v1/") || path.equals("/mcp") || path.startsWith("/mcp/"));
+    return path == null || !(path.startsWith("/console") || path.startsWith("/q/"));
   }
 }

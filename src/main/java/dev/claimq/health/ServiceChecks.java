@@ -117,9 +117,7 @@ class ServiceChecks {
                     "the database refuses writes (transaction_read_only is on): enqueues,"
                         + " claims and finishes answer 503; reads work")
                 .build()
-            : outOfDisk()
-                .map(ago -> check.down().withData("reason", ago).build())
-                .orElseGet(() -> check.up().build());
+            : check.up().build();
       } catch (RuntimeException e) {
         return check
             .down()
@@ -129,24 +127,35 @@ class ServiceChecks {
     };
   }
 
-  /** How long a write that failed for want of disk space keeps the service not ready. */
-  static final Duration OUT_OF_DISK_WINDOW = Duration.ofSeconds(10);
+  /** How long a write that failed for want of disk space marks the database as full. */
+  static final Duration OUT_OF_DISK_WINDOW = Duration.ofSeconds(60);
 
   /**
-   * Why the database takes no writes although it is not read-only: a write failed for want of disk
-   * space within the last few seconds (a full disk is a state, not one request's bad luck).
+   * Degraded (not unready) while writes fail for want of disk space: every instance shares the
+   * disk, so taking them out of a load balancer would stop reads as well, and none of them could
+   * see space come back without taking writes again.
    */
-  private static Optional<String> outOfDisk() {
-    return DatabaseErrors.lastExhaustion()
-        .filter(last -> last.what().equals("disk space"))
-        .map(last -> Duration.ofNanos(System.nanoTime() - last.atNanos()))
-        .filter(ago -> ago.compareTo(OUT_OF_DISK_WINDOW) < 0)
-        .map(
-            ago ->
-                "the database ran out of disk space "
-                    + seconds(ago)
-                    + " ago: enqueues, claims and finishes answer 503 until its operator frees"
-                    + " some; reads work");
+  @Produces
+  @Wellness
+  HealthCheck diskSpace() {
+    return () -> {
+      Optional<Duration> ago =
+          DatabaseErrors.lastDiskFull()
+              .map(at -> Duration.ofNanos(System.nanoTime() - at))
+              .filter(since -> since.compareTo(OUT_OF_DISK_WINDOW) < 0);
+      return HealthCheckResponse.named("database-disk")
+          .status(ago.isEmpty())
+          .withData(
+              "reason",
+              ago.map(
+                      since ->
+                          "a write failed for want of disk space "
+                              + seconds(since)
+                              + " ago: enqueues, claims and finishes answer 503 until the"
+                              + " database's operator frees some; reads work")
+                  .orElse("no write failed for want of disk space in the last minute"))
+          .build();
+    };
   }
 
   /**

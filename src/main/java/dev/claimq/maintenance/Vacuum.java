@@ -2,6 +2,7 @@ package dev.claimq.maintenance;
 
 import dev.claimq.config.ClaimqConfig;
 import dev.claimq.store.ItemRepository;
+import dev.claimq.telemetry.LogText;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
 
@@ -20,9 +21,6 @@ public class Vacuum {
 
   private final ItemRepository items;
   private final ClaimqConfig.Vacuum config;
-
-  /** Dead rows below which the job does not vacuum again, after a VACUUM that removed nothing. */
-  private volatile long retryAt;
 
   /** Whether the last VACUUM found the dead rows held by an old snapshot; said once a change. */
   private volatile boolean held;
@@ -47,35 +45,33 @@ public class Vacuum {
     if (!permitted()) {
       return 0;
     }
-    if (dead < retryAt) {
-      return 0; // the last VACUUM could remove nothing: not again until more rows have died
-    }
+    long runs = items.vacuums();
     long start = System.nanoTime();
     items.vacuum();
     LOG.debugf(
         "vacuumed the item table (%d dead rows) in %d ms",
         dead, (System.nanoTime() - start) / 1_000_000);
-    judge(dead, items.deadRows());
+    // Judged only when the statistics show that it ran: SKIP_LOCKED skips the table while
+    // autovacuum is at it, and before PostgreSQL 15 its figures arrive later.
+    if (items.vacuums() > runs) {
+      judge(dead, items.deadRows());
+    }
     return dead;
   }
 
   /**
    * After a VACUUM: when it left most dead rows where they were, something holds the oldest
-   * snapshot back (a transaction left open, a replication slot), and VACUUM after VACUUM would
-   * remove nothing while claims slow down. Said once, naming the session if one holds it; the job
-   * then waits for as many rows again to die before it tries.
+   * snapshot back (a transaction left open, a replication slot), and claims slow down until it
+   * goes. Said once, naming the session if one is seen, and said again only after a VACUUM has
+   * removed most of its dead rows since.
    */
   private void judge(long before, long left) {
     if (left * 2 < before) {
-      retryAt = 0;
       if (held) {
         held = false;
         LOG.info("VACUUM removes the item table's dead rows again");
       }
-      return;
-    }
-    retryAt = left + config.deadRows();
-    if (!held) {
+    } else if (left * 5 >= before * 4 && !held) {
       held = true;
       LOG.warnf(
           "VACUUM left %d of the item table's %d dead rows: a snapshot older than they are holds"
@@ -84,8 +80,13 @@ public class Vacuum {
           before,
           items
               .oldestSnapshot()
-              .map(session -> "the oldest is the session of " + session)
-              .orElse("no session holds one: a replication slot or a prepared transaction"));
+              // Its application name is the client's own text.
+              .map(
+                  session ->
+                      "the oldest in this database is the session of " + LogText.oneLine(session))
+              .orElse(
+                  "none this role can see holds one: another role's session, a replication slot"
+                      + " or a prepared transaction"));
     }
   }
 

@@ -39,7 +39,7 @@ public final class DatabaseErrors {
   /**
    * What the database ran out of (PostgreSQL's class 53, insufficient resources), or null: "disk
    * space" (nothing can be written until an operator frees some), "memory", "connections" or "a
-   * configured limit". The moment is kept for the readiness check (lastExhaustion).
+   * configured limit". The moment of a full disk is kept for the health check (lastDiskFull).
    */
   public static String exhausted(Throwable e) {
     for (Throwable cause : causesOf(e)) {
@@ -54,21 +54,20 @@ public final class DatabaseErrors {
               case "53400" -> "a configured limit";
               default -> "a resource";
             };
-        lastExhaustion = new Exhaustion(what, System.nanoTime());
+        if (what.equals("disk space")) {
+          lastDiskFull = System.nanoTime();
+        }
         return what;
       }
     }
     return null;
   }
 
-  /** When the database last ran out of something, and of what. */
-  public record Exhaustion(String what, long atNanos) {}
+  private static volatile Long lastDiskFull;
 
-  private static volatile Exhaustion lastExhaustion;
-
-  /** The last time a statement failed for want of a resource, if it ever did. */
-  public static java.util.Optional<Exhaustion> lastExhaustion() {
-    return java.util.Optional.ofNullable(lastExhaustion);
+  /** When (System.nanoTime) a statement last failed for want of disk space, if one ever did. */
+  public static java.util.Optional<Long> lastDiskFull() {
+    return java.util.Optional.ofNullable(lastDiskFull);
   }
 
   /**

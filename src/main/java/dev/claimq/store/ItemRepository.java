@@ -234,6 +234,7 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   private static final Sql VACUUM = FILE.take("vacuum");
   private static final Sql MAY_VACUUM = FILE.take("may-vacuum");
   private static final Sql OLDEST_SNAPSHOT = FILE.take("oldest-snapshot");
+  private static final Sql VACUUMS = FILE.take("vacuums");
   private static final Sql FIND_BY_DEDUPE_KEY =
       FILE.take("find-by-dedupe-key", "queue", "dedupeKey");
   private static final Sql ENQUEUED_BY =
@@ -926,6 +927,11 @@ public class ItemRepository implements PanacheRepository<Item>, FinishStatements
   /** Whether the service's role may VACUUM the item table; PostgreSQL skips it otherwise. */
   public boolean mayVacuum() {
     return MAY_VACUUM.on(dataSource).list(row -> row.getBoolean(1)).get(0);
+  }
+
+  /** VACUUMs of the item table that finished, as PostgreSQL's statistics count them. */
+  public long vacuums() {
+    return VACUUMS.on(dataSource).list(row -> row.getLong(1)).get(0);
   }
 
   /**

@@ -28,11 +28,17 @@ public class QueryValuesOutOfSpans implements SpanProcessor {
     }
   }
 
-  /** "q=ada&limit=5" as "q=REDACTED&limit=REDACTED"; a name without a value stays as it is. */
+  /**
+   * "q=ada&limit=5" as "q=REDACTED&limit=REDACTED"; a part without "=" is a value too (a key pasted
+   * alone, say), so it goes whole.
+   */
   static String namesOnly(String query) {
     return Arrays.stream(query.split("&", -1))
         .map(
-            pair -> pair.contains("=") ? pair.substring(0, pair.indexOf('=') + 1) + REDACTED : pair)
+            pair ->
+                pair.contains("=")
+                    ? pair.substring(0, pair.indexOf('=') + 1) + REDACTED
+                    : pair.isEmpty() ? pair : REDACTED)
         .collect(Collectors.joining("&"));
   }
 

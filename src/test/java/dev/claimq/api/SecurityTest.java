@@ -203,6 +203,10 @@ class SecurityTest extends AsAdmin {
             .header("Authorization", "Bearer dev-operator-key")
             .header("If-None-Match", "*"));
     requests.put(
+        "a path spelled with a matrix parameter",
+        java.net.http.HttpRequest.newBuilder(base.resolve("/v1;x=1/me"))
+            .header("Authorization", "Bearer dev-operator-key"));
+    requests.put(
         "414",
         java.net.http.HttpRequest.newBuilder(
             base.resolve("/v1/items?q=" + "a".repeat(HttpFraming.REQUEST_LINE_BYTES))));

@@ -23,11 +23,18 @@ class ConsoleKeyboardTest extends ConsoleTest {
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
     List<String> titles = new ArrayList<>();
+    String previous = "";
     for (String screen :
         List.of("#/", "#/failed", "#/held", "#/bulk", "#/queues", "#/items/" + failed)) {
       browser.open("/console/" + screen);
-      browser.visible(By.cssSelector("#main h1"));
-      String heading = browser.visible(By.cssSelector("#main h1")).getText();
+      // Only the hash changes: wait for this screen's heading, not the last one's.
+      String before = previous;
+      String heading =
+          browser.until(
+              d ->
+                  java.util.Optional.of(browser.visible(By.cssSelector("#main h1")).getText())
+                      .filter(text -> !text.equals(before)));
+      previous = heading;
       browser.until(
           d ->
               java.util.Optional.of(browser.script("return document.title"))
@@ -130,19 +137,27 @@ class ConsoleKeyboardTest extends ConsoleTest {
     Seed.enqueue(queue, "p/1", "{}", 3);
     Browser browser = browser();
     signIn(browser, Seed.OPERATOR);
+    // With a hundred queues of other tests, this one may be past the first page.
+    showQueue(browser, queue);
     By pending = By.xpath("//tr[td/a[@id='q-" + queue + "']]/td[3]");
     browser.text(pending, "1");
 
     // After a refresh the same row is still there, not a copy of it: only what changed (the
     // oldest item's age) is written again.
     browser.script("window.kept = document.getElementById('q-" + queue + "')");
-    Thread.sleep(5_000); // more than one refresh
+    String stamp = browser.visible(By.cssSelector(".summary + .hint span")).getText();
+    browser.until(
+        d ->
+            java.util.Optional.of(
+                    browser.visible(By.cssSelector(".summary + .hint span")).getText())
+                .filter(text -> !text.equals(stamp))); // a refresh has run since
     assertThat(browser.script("return window.kept === document.getElementById('q-" + queue + "')"))
         .isEqualTo(true);
 
     browser.click(By.id("pause-updates"));
     assertThat(browser.visible(By.id("pause-updates")).getDomAttribute("aria-pressed"))
         .isEqualTo("true");
+    browser.text(By.cssSelector(".summary + .hint"), "updates paused");
     Seed.enqueue(queue, "p/2", "{}", 3);
     Thread.sleep(9_000); // two refreshes, had they not been paused
     assertThat(browser.visible(pending).getText()).isEqualTo("1");

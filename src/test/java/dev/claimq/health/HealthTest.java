@@ -68,10 +68,13 @@ class HealthTest {
   void the_named_checks_say_all_is_well_with_a_reason_each() {
     JsonPath well = awaitWell("enqueue-listener", "UP");
     assertThat(well.getList("checks.name", String.class))
-        .containsExactlyInAnyOrder("enqueue-listener", "lease-reaper", "schema-migrations");
+        .containsExactlyInAnyOrder(
+            "enqueue-listener", "lease-reaper", "database-disk", "schema-migrations");
     assertThat(reason(well, "schema-migrations")).startsWith("at version ").endsWith("the latest");
     assertThat(reason(well, "lease-reaper")).matches("ran \\d+\\.\\d{3} s ago");
     assertThat(reason(well, "enqueue-listener")).isEqualTo("listening");
+    assertThat(reason(well, "database-disk"))
+        .isEqualTo("no write failed for want of disk space in the last minute");
   }
 
   @Test

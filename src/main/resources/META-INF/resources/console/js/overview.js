@@ -41,6 +41,7 @@ export async function render(main) {
       queuePages(wanted),
       get('/v1/items', { state: 'failed', limit: LATEST }),
     ]);
+    if (paused) return; // paused while the answers were on their way: they are not shown
     if (queueList.status === 'fulfilled') {
       const { list, totals, more } = queueList.value;
       // Read out only when it changes: a screen reader should not hear every refresh.
